@@ -1,0 +1,2 @@
+//! Facade.
+pub use skills_core as core;
