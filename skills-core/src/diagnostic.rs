@@ -221,7 +221,8 @@ rules! {
     ExtensionFieldInvalid = "extension-field-invalid", Warning, Warning;
 
     // ---- skill.json v2 manifest -------------------------------------------------------
-    /// `skill.json` could not be read as a UTF-8 file of reasonable size.
+    /// `skill.json` could not be read: not a file, a symlink out of the skill, too large, or
+    /// not UTF-8.
     ManifestUnreadable = "skill-json-unreadable", Error, Error;
     /// `skill.json` is not valid JSON.
     ManifestSyntax = "skill-json-syntax", Error, Error;
@@ -472,9 +473,8 @@ mod tests {
     /// `UPDATE_RULES=1` to rewrite it.
     #[test]
     fn rules_table_matches_the_code() {
-        let mut table = String::from(
-            "| code | Spec | Lenient | what it checks |\n|---|---|---|---|\n",
-        );
+        let mut table =
+            String::from("| code | Spec | Lenient | what it checks |\n|---|---|---|---|\n");
         for rule in Rule::ALL {
             table.push_str(&format!(
                 "| `{}` | {} | {} | {} |\n",
@@ -489,7 +489,10 @@ mod tests {
             std::fs::write(path, &table).unwrap();
         }
         let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(on_disk == table, "RULES.md is stale; rerun with UPDATE_RULES=1");
+        assert!(
+            on_disk == table,
+            "RULES.md is stale; rerun with UPDATE_RULES=1"
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Rule};
-use crate::skill::{LoadOptions, SKILL_JSON, SKILL_MD, Skill, SkillReport, entry_files, load_skill_dir};
+use crate::skill::{
+    LoadOptions, SKILL_JSON, SKILL_MD, Skill, SkillReport, entry_files, load_skill_dir,
+};
 
 /// The project-relative roots scanned by default.
 pub const DEFAULT_PROJECT_ROOTS: &[&str] = &[".agents/skills", "skills"];
@@ -87,7 +89,9 @@ impl Discovery {
         let project = project.as_ref();
         DEFAULT_PROJECT_ROOTS
             .iter()
-            .fold(Discovery::new(options), |d, root| d.root(project.join(root)))
+            .fold(Discovery::new(options), |d, root| {
+                d.root(project.join(root))
+            })
     }
 
     /// Adds a root; roots are scanned in the order added.
@@ -177,7 +181,10 @@ impl Scan<'_> {
                 self.note(
                     Rule::ScanSymlinkCycle,
                     &dir,
-                    format!("`{}` was already scanned by another path; skipped", dir.display()),
+                    format!(
+                        "`{}` was already scanned by another path; skipped",
+                        dir.display()
+                    ),
                 );
                 continue;
             }

@@ -131,7 +131,13 @@ pub fn content_type_for(path: &str) -> &'static str {
     let name = path.rsplit('/').next().unwrap_or(path);
     let ext = match name.rsplit_once('.') {
         Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
-        _ => return if name == "Makefile" || name == "Dockerfile" { "text/plain" } else { "application/octet-stream" },
+        _ => {
+            return if name == "Makefile" || name == "Dockerfile" {
+                "text/plain"
+            } else {
+                "application/octet-stream"
+            };
+        }
     };
     match ext.as_str() {
         "md" | "markdown" => "text/markdown",
@@ -357,6 +363,9 @@ impl Walker<'_> {
     }
 
     fn entry(&mut self, path: &Path, relative: String, depth: usize) {
+        if self.skip.contains(&relative.as_str()) {
+            return;
+        }
         let Ok(link_meta) = fs::symlink_metadata(path) else {
             self.report(
                 Rule::FileUnreadable,
@@ -380,7 +389,9 @@ impl Walker<'_> {
                     self.report(
                         Rule::FileSymlinkEscape,
                         &relative,
-                        format!("`{relative}` is a symlink that leads outside the skill; it is not read"),
+                        format!(
+                            "`{relative}` is a symlink that leads outside the skill; it is not read"
+                        ),
                     );
                     return;
                 }
@@ -407,9 +418,6 @@ impl Walker<'_> {
                 return;
             }
             self.dir(path, &format!("{relative}/"), depth + 1);
-            return;
-        }
-        if self.skip.contains(&relative.as_str()) {
             return;
         }
         if let Err(problem) = check_relative_path(&relative) {
@@ -478,14 +486,26 @@ mod tests {
         assert_eq!(check_relative_path("a"), Ok(()));
         assert_eq!(check_relative_path("references/a..b.md"), Ok(()));
         assert_eq!(check_relative_path(""), Err(PathProblem::Empty));
-        assert_eq!(check_relative_path("a/../b"), Err(PathProblem::ParentComponent));
-        assert_eq!(check_relative_path("..\\b"), Err(PathProblem::ParentComponent));
+        assert_eq!(
+            check_relative_path("a/../b"),
+            Err(PathProblem::ParentComponent)
+        );
+        assert_eq!(
+            check_relative_path("..\\b"),
+            Err(PathProblem::ParentComponent)
+        );
         assert_eq!(check_relative_path("\\srv\\x"), Err(PathProblem::Absolute));
         assert_eq!(check_relative_path("C:x"), Err(PathProblem::Absolute));
         assert_eq!(check_relative_path("a//b"), Err(PathProblem::NotNormalized));
         assert_eq!(check_relative_path("./a"), Err(PathProblem::NotNormalized));
-        assert_eq!(check_relative_path("a\nb"), Err(PathProblem::ControlCharacter));
-        assert_eq!(check_relative_path("a\u{1b}[31m"), Err(PathProblem::ControlCharacter));
+        assert_eq!(
+            check_relative_path("a\nb"),
+            Err(PathProblem::ControlCharacter)
+        );
+        assert_eq!(
+            check_relative_path("a\u{1b}[31m"),
+            Err(PathProblem::ControlCharacter)
+        );
         let at_limit = "a".repeat(MAX_PATH_CHARS);
         assert_eq!(check_relative_path(&at_limit), Ok(()));
         let over = "é".repeat(MAX_PATH_CHARS + 1);

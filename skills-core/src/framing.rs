@@ -107,8 +107,14 @@ mod tests {
     fn missing_and_unclosed() {
         assert_eq!(split("# title").unwrap_err().0, Rule::FrontmatterMissing);
         assert_eq!(split("").unwrap_err().0, Rule::FrontmatterMissing);
-        assert_eq!(split(" ---\n---\n").unwrap_err().0, Rule::FrontmatterMissing);
-        assert_eq!(split("----\n---\n").unwrap_err().0, Rule::FrontmatterMissing);
+        assert_eq!(
+            split(" ---\n---\n").unwrap_err().0,
+            Rule::FrontmatterMissing
+        );
+        assert_eq!(
+            split("----\n---\n").unwrap_err().0,
+            Rule::FrontmatterMissing
+        );
         assert_eq!(split("---").unwrap_err().0, Rule::FrontmatterUnclosed);
         assert_eq!(
             split("---\nname: a\n").unwrap_err().0,

@@ -184,7 +184,8 @@ mod tests {
     fn yaml_orders_keys_and_omits_empty_fields() {
         let mut fm = Frontmatter::new("a", "b");
         fm.extra.insert("zeta".into(), YamlValue::Bool(true));
-        fm.extra.insert("argument-hint".into(), YamlValue::String("x".into()));
+        fm.extra
+            .insert("argument-hint".into(), YamlValue::String("x".into()));
         fm.version = Some("1.0".into());
         assert_eq!(
             fm.to_yaml(),

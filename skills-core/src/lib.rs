@@ -46,9 +46,11 @@
 //! * [`load_skill_dir`] / [`Skill::load`] load one directory; [`files`] has the supporting
 //!   file rules and the skill digest.
 //! * [`Discovery`] scans roots; [`load_path`] loads whatever a path names.
+//! * [`catalog`] renders skills for a model's context.
 //! * [`registry::SkillRegistry`] holds loaded and native skills, checks their dependency
 //!   graph and layers, and initializes them in order.
 
+pub mod catalog;
 pub mod diagnostic;
 mod discovery;
 mod error;

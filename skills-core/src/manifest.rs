@@ -112,7 +112,11 @@ pub struct ToolDefinition {
 
 impl ToolDefinition {
     /// A tool definition from its parts.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         ToolDefinition {
             name: name.into(),
             description: description.into(),
@@ -306,7 +310,10 @@ impl ManifestReader<'_> {
         let Value::Object(object) = value else {
             self.push(
                 Rule::ManifestNotObject,
-                format!("skill.json must be a JSON object, not {}", type_name(&value)),
+                format!(
+                    "skill.json must be a JSON object, not {}",
+                    type_name(&value)
+                ),
             );
             return None;
         };
@@ -391,8 +398,8 @@ impl ManifestReader<'_> {
             .and_then(|rest| rest.strip_prefix('-'));
         match skill_name {
             Some(skill_name) if is_skill_name(skill_name) => {
-                if let Some(directory) = self.directory {
-                    if directory != skill_name {
+                if let Some(directory) = self.directory
+                    && directory != skill_name {
                         self.push(
                             Rule::ManifestNameDirectoryMismatch,
                             format!(
@@ -400,7 +407,6 @@ impl ManifestReader<'_> {
                             ),
                         );
                     }
-                }
             }
             _ => self.push(
                 Rule::ManifestNameFormat,
@@ -563,7 +569,10 @@ impl ManifestReader<'_> {
             Some(other) => {
                 self.push(
                     Rule::ToolNameInvalid,
-                    format!("{at}: tool name must be a string, not {}", type_name(&other)),
+                    format!(
+                        "{at}: tool name must be a string, not {}",
+                        type_name(&other)
+                    ),
                 );
                 None
             }
@@ -625,7 +634,10 @@ impl ManifestReader<'_> {
         let Value::Object(object) = schema else {
             self.push(
                 Rule::ToolSchemaNotObject,
-                format!("{label}: the input schema must be a JSON object, not {}", type_name(schema)),
+                format!(
+                    "{label}: the input schema must be a JSON object, not {}",
+                    type_name(schema)
+                ),
             );
             return false;
         };
@@ -744,7 +756,11 @@ mod tests {
     #[test]
     fn every_missing_key_is_reported() {
         for key in REQUIRED_KEYS {
-            assert_eq!(codes(&without(key)), vec!["skill-json-missing-key"], "{key}");
+            assert_eq!(
+                codes(&without(key)),
+                vec!["skill-json-missing-key"],
+                "{key}"
+            );
         }
         let empty = SkillManifest::parse(b"{}", None, &ManifestOptions::default(), Profile::Spec);
         assert_eq!(empty.diagnostics.len(), REQUIRED_KEYS.len());
@@ -765,14 +781,26 @@ mod tests {
             ("/tools", json!({})),
             ("/tools/0", json!("search")),
         ] {
-            assert_eq!(codes(&with(key, bad)), vec!["skill-json-wrong-type"], "{key}");
+            assert_eq!(
+                codes(&with(key, bad)),
+                vec!["skill-json-wrong-type"],
+                "{key}"
+            );
         }
-        assert_eq!(codes(&with("/author", json!("  "))), vec!["skill-json-wrong-type"]);
+        assert_eq!(
+            codes(&with("/author", json!("  "))),
+            vec!["skill-json-wrong-type"]
+        );
     }
 
     #[test]
     fn syntax_and_shape() {
-        let p = SkillManifest::parse(b"{\n\"name\": }", None, &ManifestOptions::default(), Profile::Spec);
+        let p = SkillManifest::parse(
+            b"{\n\"name\": }",
+            None,
+            &ManifestOptions::default(),
+            Profile::Spec,
+        );
         assert_eq!(p.diagnostics[0].code(), "skill-json-syntax");
         assert_eq!(p.diagnostics[0].line, Some(2));
         let p = SkillManifest::parse(b"[1]", None, &ManifestOptions::default(), Profile::Spec);
@@ -783,16 +811,30 @@ mod tests {
 
     #[test]
     fn naming_rules_and_a_configurable_prefix() {
-        assert_eq!(codes(&with("/name", json!("web_search"))), vec!["skill-json-name-format"]);
-        assert_eq!(codes(&with("/name", json!("aria-"))), vec!["skill-json-name-format"]);
-        assert_eq!(codes(&with("/name", json!("aria-Web"))), vec!["skill-json-name-format"]);
-        assert_eq!(codes(&with("/name", json!("aria-web__search"))), vec!["skill-json-name-format"]);
+        assert_eq!(
+            codes(&with("/name", json!("web_search"))),
+            vec!["skill-json-name-format"]
+        );
+        assert_eq!(
+            codes(&with("/name", json!("aria-"))),
+            vec!["skill-json-name-format"]
+        );
+        assert_eq!(
+            codes(&with("/name", json!("aria-Web"))),
+            vec!["skill-json-name-format"]
+        );
+        assert_eq!(
+            codes(&with("/name", json!("aria-web__search"))),
+            vec!["skill-json-name-format"]
+        );
         assert_eq!(
             codes(&with("/name", json!("aria-other"))),
             vec!["skill-json-name-directory-mismatch"]
         );
         let acme = SkillManifest::parse(
-            with("/name", json!("acme-web_search")).to_string().as_bytes(),
+            with("/name", json!("acme-web_search"))
+                .to_string()
+                .as_bytes(),
             Some("web_search"),
             &ManifestOptions::with_prefix("acme"),
             Profile::Spec,
@@ -806,13 +848,19 @@ mod tests {
             assert_eq!(codes(&with("/layer", json!(ok))), Vec::<&str>::new());
         }
         for bad in [json!(5), json!(-1), json!(2.5)] {
-            assert_eq!(codes(&with("/layer", bad)), vec!["skill-json-layer-invalid"]);
+            assert_eq!(
+                codes(&with("/layer", bad)),
+                vec!["skill-json-layer-invalid"]
+            );
         }
     }
 
     #[test]
     fn version_status_focus_and_dependencies() {
-        assert_eq!(codes(&with("/version", json!("2.0"))), vec!["skill-json-version-invalid"]);
+        assert_eq!(
+            codes(&with("/version", json!("2.0"))),
+            vec!["skill-json-version-invalid"]
+        );
         let mut v = base();
         v["status"] = json!("active");
         assert_eq!(codes(&v), Vec::<&str>::new());
@@ -840,22 +888,43 @@ mod tests {
     #[test]
     fn tool_rules() {
         let schema = |s: Value| with("/tools/0/input_schema", s);
-        assert_eq!(codes(&with("/tools/0/name", json!("Search"))), vec!["tool-name-invalid"]);
-        assert_eq!(codes(&with("/tools/0/name", json!("a".repeat(64)))), Vec::<&str>::new());
-        assert_eq!(codes(&with("/tools/0/name", json!("a".repeat(65)))), vec!["tool-name-invalid"]);
-        assert_eq!(codes(&with("/tools/0/description", json!(""))), vec!["tool-description-missing"]);
+        assert_eq!(
+            codes(&with("/tools/0/name", json!("Search"))),
+            vec!["tool-name-invalid"]
+        );
+        assert_eq!(
+            codes(&with("/tools/0/name", json!("a".repeat(64)))),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            codes(&with("/tools/0/name", json!("a".repeat(65)))),
+            vec!["tool-name-invalid"]
+        );
+        assert_eq!(
+            codes(&with("/tools/0/description", json!(""))),
+            vec!["tool-description-missing"]
+        );
         assert_eq!(codes(&schema(json!(true))), vec!["tool-schema-not-object"]);
-        assert_eq!(codes(&schema(json!({"type": "string"}))), vec!["tool-schema-not-object"]);
         assert_eq!(
-            codes(&schema(json!({"type": "object", "properties": {"q": {"type": "strin"}}}))),
+            codes(&schema(json!({"type": "string"}))),
+            vec!["tool-schema-not-object"]
+        );
+        assert_eq!(
+            codes(&schema(
+                json!({"type": "object", "properties": {"q": {"type": "strin"}}})
+            )),
             vec!["tool-schema-invalid"]
         );
         assert_eq!(
-            codes(&schema(json!({"type": "object", "properties": {"q": {"type": "string", "pattern": "("}}}))),
+            codes(&schema(
+                json!({"type": "object", "properties": {"q": {"type": "string", "pattern": "("}}})
+            )),
             vec!["tool-schema-invalid"]
         );
         assert_eq!(
-            codes(&schema(json!({"type": "object", "properties": {"q": {}}, "required": ["q", "r"]}))),
+            codes(&schema(
+                json!({"type": "object", "properties": {"q": {}}, "required": ["q", "r"]})
+            )),
             vec!["tool-required-unknown"]
         );
         assert_eq!(
@@ -866,7 +935,10 @@ mod tests {
         v["tools"][0]["parameters"] = json!({"type": "object"});
         assert_eq!(codes(&v), vec!["tool-schema-conflict"]);
         let mut v = base();
-        v["tools"][0].as_object_mut().unwrap().remove("input_schema");
+        v["tools"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("input_schema");
         assert_eq!(codes(&v), vec!["tool-schema-missing"]);
         let mut v = base();
         let tool = v["tools"][0].clone();

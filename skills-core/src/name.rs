@@ -161,7 +161,17 @@ mod tests {
 
     #[test]
     fn valid_names() {
-        for name in ["a", "pdf", "pdf-tools", "a1", "技能", "мой-навык", "навык", "café", "x2y"] {
+        for name in [
+            "a",
+            "pdf",
+            "pdf-tools",
+            "a1",
+            "技能",
+            "мой-навык",
+            "навык",
+            "café",
+            "x2y",
+        ] {
             assert_eq!(rules(name, Some(name)), vec![], "{name}");
         }
         assert_eq!(rules(&"a".repeat(64), None), vec![]);
@@ -205,12 +215,12 @@ mod tests {
     #[test]
     fn lookalikes_are_rejected() {
         for name in [
-            "ｐｄｆ",       // fullwidth
-            "𝐩𝐝𝐟",         // mathematical bold
-            "pdf²",         // superscript
-            "ⅻ-tools",      // roman numeral
-            "ﬁle",          // ligature
-            "ǆ",            // digraph
+            "ｐｄｆ",  // fullwidth
+            "𝐩𝐝𝐟",     // mathematical bold
+            "pdf²",    // superscript
+            "ⅻ-tools", // roman numeral
+            "ﬁle",     // ligature
+            "ǆ",       // digraph
         ] {
             assert!(rules(name, None).contains(&Rule::NameLookalike), "{name}");
         }
@@ -221,12 +231,23 @@ mod tests {
         // Decomposed name against a composed directory, and the reverse.
         assert_eq!(rules("cafe\u{301}", Some("café")), vec![]);
         assert_eq!(rules("café", Some("cafe\u{301}")), vec![]);
-        assert_eq!(check("cafe\u{301}", None, None, &mut Sink::new(Profile::Spec, None)), "café");
+        assert_eq!(
+            check(
+                "cafe\u{301}",
+                None,
+                None,
+                &mut Sink::new(Profile::Spec, None)
+            ),
+            "café"
+        );
     }
 
     #[test]
     fn directory_mismatch_and_trimming() {
-        assert_eq!(rules("right", Some("wrong")), vec![Rule::NameDirectoryMismatch]);
+        assert_eq!(
+            rules("right", Some("wrong")),
+            vec![Rule::NameDirectoryMismatch]
+        );
         assert_eq!(rules("  padded  ", Some("padded")), vec![]);
     }
 

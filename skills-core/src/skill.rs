@@ -271,7 +271,10 @@ pub fn load_skill_dir(dir: &Path, options: &LoadOptions) -> SkillReport {
                 dir,
                 rule,
                 profile,
-                format!("`{}` cannot be read as a skill directory: {err}", dir.display()),
+                format!(
+                    "`{}` cannot be read as a skill directory: {err}",
+                    dir.display()
+                ),
             );
         }
     };
@@ -350,45 +353,49 @@ impl<'a> Loader<'a> {
             }
         }
         let mut manifest = None;
-        if entries.skill_json {
-            if let Some(bytes) = self.read_entry(SKILL_JSON, self.options.max_manifest_bytes) {
-                let parsed = SkillManifest::parse(
-                    &bytes,
-                    Some(&self.dir_name),
-                    &self.options.manifest,
-                    profile,
-                );
-                self.diagnostics.extend(parsed.diagnostics);
-                let prefix = &self.options.manifest.prefix;
-                let json_name = parsed.name.as_deref().map(|n| {
-                    n.strip_prefix(prefix.as_str())
-                        .and_then(|r| r.strip_prefix('-'))
-                        .unwrap_or(n)
-                        .to_owned()
-                });
-                match (&name, &json_name, entries.skill_md.is_some()) {
-                    (Some(md), Some(json), true) if md != json => self.push(
-                        Rule::ManifestNameDisagrees,
-                        SKILL_JSON,
-                        format!(
-                            "SKILL.md names the skill `{md}` but skill.json names it `{json}`"
-                        ),
-                    ),
-                    (_, Some(json), false) => name = Some(json.clone()),
-                    _ => {}
-                }
-                if description.is_none() {
-                    description.clone_from(&parsed.description);
-                }
-                manifest = parsed.manifest;
+        if entries.skill_json
+            && let Some(bytes) = self.read_entry(SKILL_JSON, self.options.max_manifest_bytes)
+        {
+            let parsed = SkillManifest::parse(
+                &bytes,
+                Some(&self.dir_name),
+                &self.options.manifest,
+                profile,
+            );
+            self.diagnostics.extend(parsed.diagnostics);
+            let prefix = &self.options.manifest.prefix;
+            let json_name = parsed.name.as_deref().map(|n| {
+                n.strip_prefix(prefix.as_str())
+                    .and_then(|r| r.strip_prefix('-'))
+                    .unwrap_or(n)
+                    .to_owned()
+            });
+            match (&name, &json_name, entries.skill_md.is_some()) {
+                (Some(md), Some(json), true) if md != json => self.push(
+                    Rule::ManifestNameDisagrees,
+                    SKILL_JSON,
+                    format!("SKILL.md names the skill `{md}` but skill.json names it `{json}`"),
+                ),
+                (_, Some(json), false) => name = Some(json.clone()),
+                _ => {}
             }
+            if description.is_none() {
+                description.clone_from(&parsed.description);
+            }
+            manifest = parsed.manifest;
         }
 
         let mut files = Vec::new();
         if let Some(canonical_dir) = self.canonical_dir.clone() {
             let skip: Vec<&str> = entries.skill_md.iter().map(String::as_str).collect();
             let mut sink = Sink::new(profile, None);
-            files = files::walk(self.dir, &canonical_dir, &skip, &self.options.files, &mut sink);
+            files = files::walk(
+                self.dir,
+                &canonical_dir,
+                &skip,
+                &self.options.files,
+                &mut sink,
+            );
             self.diagnostics.extend(sink.items);
         }
         let skill_md_sha256 = skill_md_bytes.as_deref().map(files::sha256_hex);
@@ -455,13 +462,24 @@ impl<'a> Loader<'a> {
         };
         let is_link = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
         if is_link {
-            let contained = match (fs::canonicalize(&path), &self.canonical_dir) {
-                (Ok(target), Some(dir)) => target.starts_with(dir),
-                _ => false,
+            let target = match fs::canonicalize(&path) {
+                Ok(target) => target,
+                Err(err) => {
+                    self.push(
+                        unreadable,
+                        file_name,
+                        format!("`{file_name}` is a symlink that cannot be resolved: {err}"),
+                    );
+                    return None;
+                }
             };
-            if !contained {
+            if !self
+                .canonical_dir
+                .as_ref()
+                .is_some_and(|dir| target.starts_with(dir))
+            {
                 let rule = if file_name == SKILL_JSON {
-                    Rule::FileSymlinkEscape
+                    Rule::ManifestUnreadable
                 } else {
                     Rule::SkillMdSymlinkEscape
                 };
@@ -469,7 +487,8 @@ impl<'a> Loader<'a> {
                     rule,
                     file_name,
                     format!(
-                        "`{file_name}` is a symlink that leads outside the skill directory (or nowhere); it is not read"
+                        "`{file_name}` is a symlink to `{}`, outside the skill directory; it is not read",
+                        target.display()
                     ),
                 );
                 return None;
@@ -478,11 +497,19 @@ impl<'a> Loader<'a> {
         let (file, len) = match files::open_regular(&path) {
             Ok(opened) => opened,
             Err(err) if err.kind() == std::io::ErrorKind::InvalidInput => {
-                self.push(not_file, file_name, format!("`{file_name}` is not a readable file: {err}"));
+                self.push(
+                    not_file,
+                    file_name,
+                    format!("`{file_name}` is not a readable file: {err}"),
+                );
                 return None;
             }
             Err(err) => {
-                self.push(unreadable, file_name, format!("`{file_name}` could not be read: {err}"));
+                self.push(
+                    unreadable,
+                    file_name,
+                    format!("`{file_name}` could not be read: {err}"),
+                );
                 return None;
             }
         };
@@ -507,7 +534,11 @@ impl<'a> Loader<'a> {
             }
             Ok(_) => Some(bytes),
             Err(err) => {
-                self.push(unreadable, file_name, format!("`{file_name}` could not be read: {err}"));
+                self.push(
+                    unreadable,
+                    file_name,
+                    format!("`{file_name}` could not be read: {err}"),
+                );
                 None
             }
         }

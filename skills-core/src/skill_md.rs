@@ -67,7 +67,7 @@ pub struct ParsedSkillMd {
     /// The document, present whenever the frontmatter was a readable YAML mapping, even if
     /// some fields break rules (see `diagnostics`).
     pub document: Option<SkillMd>,
-    /// Every problem found, in the order found.
+    /// Every problem found: file-level ones first, then by line.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -120,6 +120,8 @@ impl SkillMd {
         let mut sink = Sink::new(options.profile, Some("SKILL.md"));
         let document = text::decode(bytes, &mut sink)
             .and_then(|text| read_document(&text, directory, options, &mut sink));
+        // File-level diagnostics first, then by line; stable, so ties keep the order found.
+        sink.items.sort_by_key(|d| d.line);
         ParsedSkillMd {
             document,
             diagnostics: sink.items,
@@ -240,18 +242,17 @@ fn retry_quoted(
     options: &ParseOptions,
     sink: &mut Sink,
 ) -> Option<yaml::Document> {
-    if let (Profile::Lenient, Fatal::Syntax { .. }) = (options.profile, &fatal) {
-        if let Some(quoted) = yaml::quote_colon_values(yaml_text) {
-            if let Ok(doc) = yaml::read(&quoted, &options.yaml_limits) {
-                sink.push(
-                    Rule::YamlRetriedQuoted,
-                    None,
-                    "the frontmatter is not valid YAML as written; it was read after quoting \
+    if let (Profile::Lenient, Fatal::Syntax { .. }) = (options.profile, &fatal)
+        && let Some(quoted) = yaml::quote_colon_values(yaml_text)
+        && let Ok(doc) = yaml::read(&quoted, &options.yaml_limits)
+    {
+        sink.push(
+            Rule::YamlRetriedQuoted,
+            None,
+            "the frontmatter is not valid YAML as written; it was read after quoting \
                      values that contain `: `",
-                );
-                return Some(doc);
-            }
-        }
+        );
+        return Some(doc);
     }
     let (rule, line, message) = match fatal {
         Fatal::Syntax { line, message } => (Rule::YamlSyntax, line, message),
@@ -605,10 +606,7 @@ impl FieldReader<'_, '_> {
             self.push(
                 Rule::ExtensionFieldInvalid,
                 line,
-                format!(
-                    "{} tags; at most {MAX_TAGS} are kept",
-                    tags.len()
-                ),
+                format!("{} tags; at most {MAX_TAGS} are kept", tags.len()),
             );
             tags.truncate(MAX_TAGS);
         }
@@ -684,7 +682,11 @@ mod tests {
             vec![("yaml-retried-quoted", Severity::Warning, None)]
         );
         assert_eq!(
-            parse(text, Profile::Lenient).document.unwrap().frontmatter.description,
+            parse(text, Profile::Lenient)
+                .document
+                .unwrap()
+                .frontmatter
+                .description,
             "Use when: the user asks"
         );
         assert_eq!(
@@ -701,7 +703,9 @@ mod tests {
         let doc = parse(text, Profile::Lenient).into_result().unwrap();
         assert_eq!(doc.frontmatter.metadata["version"], "1.0");
         assert_eq!(doc.frontmatter.version.as_deref(), Some("2.0"));
-        let again = parse(&doc.to_markdown(), Profile::Lenient).into_result().unwrap();
+        let again = parse(&doc.to_markdown(), Profile::Lenient)
+            .into_result()
+            .unwrap();
         assert_eq!(again, doc);
     }
 }

@@ -60,7 +60,7 @@ fn wide_encoding(bytes: &[u8]) -> Option<&'static str> {
     // Without a BOM, ASCII in UTF-16 puts a NUL in every other byte. A UTF-8 file never
     // starts that way (SKILL.md starts with `---`), so this is not a guess about real text.
     let head = &bytes[..bytes.len().min(16)];
-    if head.len() >= 4 && head.len() % 2 == 0 {
+    if head.len() >= 4 && head.len().is_multiple_of(2) {
         let even_nul = head.iter().step_by(2).all(|&b| b == 0);
         let odd_nul = head.iter().skip(1).step_by(2).all(|&b| b == 0);
         let any_text = head.iter().any(|&b| b != 0);

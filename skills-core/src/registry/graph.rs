@@ -103,7 +103,10 @@ pub(crate) fn check(nodes: &[Node<'_>], policy: &LayerPolicy) -> RegistryCheck {
                     push(
                         &mut out,
                         Rule::DependencyMissing,
-                        format!("skill `{}` depends on `{dependency}`, which is not registered", node.name),
+                        format!(
+                            "skill `{}` depends on `{dependency}`, which is not registered",
+                            node.name
+                        ),
                     );
                     broken.insert(node.name);
                 }
@@ -137,7 +140,10 @@ pub(crate) fn check(nodes: &[Node<'_>], policy: &LayerPolicy) -> RegistryCheck {
     // Kahn's algorithm; `ready` orders ties by (layer, name). Skills without a layer sort
     // after every layered skill.
     let key = |name: &str| {
-        let layer = by_name.get(name).and_then(|n| n.layer).map_or(u16::MAX, u16::from);
+        let layer = by_name
+            .get(name)
+            .and_then(|n| n.layer)
+            .map_or(u16::MAX, u16::from);
         (layer, name.to_owned())
     };
     let mut waiting: BTreeMap<&str, usize> = BTreeMap::new();
@@ -217,7 +223,10 @@ fn layer_problems(
             ),
             Some(layer) if layer != gateway.layer && name == gateway.skill => push(
                 Rule::LayerGatewayReserved,
-                format!("the gateway skill `{name}` must be in layer {}, not {layer}", gateway.layer),
+                format!(
+                    "the gateway skill `{name}` must be in layer {}, not {layer}",
+                    gateway.layer
+                ),
             ),
             _ => {}
         }
@@ -228,7 +237,10 @@ fn layer_problems(
     if layer > policy.max_layer {
         push(
             Rule::LayerOutOfRange,
-            format!("skill `{name}` is in layer {layer}; the highest layer is {}", policy.max_layer),
+            format!(
+                "skill `{name}` is in layer {layer}; the highest layer is {}",
+                policy.max_layer
+            ),
         );
     }
     if layer == 0 && policy.kernel_has_no_dependencies && !node.dependencies.is_empty() {
@@ -241,15 +253,15 @@ fn layer_problems(
         );
     }
     for dependency in &node.dependencies {
-        if let Some(dep_layer) = by_name.get(dependency.as_str()).and_then(|d| d.layer) {
-            if dep_layer > layer {
-                push(
-                    Rule::LayerViolation,
-                    format!(
-                        "skill `{name}` (layer {layer}) depends on `{dependency}` (layer {dep_layer}); a skill may only depend on its own or lower layers"
-                    ),
-                );
-            }
+        if let Some(dep_layer) = by_name.get(dependency.as_str()).and_then(|d| d.layer)
+            && dep_layer > layer
+        {
+            push(
+                Rule::LayerViolation,
+                format!(
+                    "skill `{name}` (layer {layer}) depends on `{dependency}` (layer {dep_layer}); a skill may only depend on its own or lower layers"
+                ),
+            );
         }
     }
     failed
@@ -330,7 +342,14 @@ mod tests {
         assert!(check.is_ok(), "{:?}", check.diagnostics);
         assert_eq!(
             check.load_order,
-            vec!["input_guard", "api_client", "llm", "research", "schedule", "notes"]
+            vec![
+                "input_guard",
+                "api_client",
+                "llm",
+                "research",
+                "schedule",
+                "notes"
+            ]
         );
     }
 
@@ -356,7 +375,11 @@ mod tests {
         );
         assert_eq!(
             rules(&check),
-            vec![Rule::DependencyCycle, Rule::DependencyCycle, Rule::DependencyUnavailable]
+            vec![
+                Rule::DependencyCycle,
+                Rule::DependencyCycle,
+                Rule::DependencyUnavailable
+            ]
         );
         assert!(check.diagnostics[0].message.contains("a -> b -> c -> a"));
     }
@@ -377,12 +400,12 @@ mod tests {
 
     #[test]
     fn missing_dependencies_block_dependents() {
-        let nodes = [
-            node("a", Some(3), &["ghost"]),
-            node("b", Some(3), &["a"]),
-        ];
+        let nodes = [node("a", Some(3), &["ghost"]), node("b", Some(3), &["a"])];
         let check = check(&nodes, &LayerPolicy::default());
-        assert_eq!(rules(&check), vec![Rule::DependencyMissing, Rule::DependencyUnavailable]);
+        assert_eq!(
+            rules(&check),
+            vec![Rule::DependencyMissing, Rule::DependencyUnavailable]
+        );
         assert!(check.load_order.is_empty());
     }
 
@@ -396,12 +419,21 @@ mod tests {
         assert_eq!(rules(&check(&up, &policy)), vec![Rule::LayerViolation]);
         // Layer 0 has no dependencies.
         let kernel = [node("k", Some(0), &["z"]), node("z", Some(0), &[])];
-        assert_eq!(rules(&check(&kernel, &policy)), vec![Rule::LayerKernelDependencies]);
+        assert_eq!(
+            rules(&check(&kernel, &policy)),
+            vec![Rule::LayerKernelDependencies]
+        );
         // Layer 1 is the gateway's alone, and the gateway lives there.
         let squatter = [node("other", Some(1), &[])];
-        assert_eq!(rules(&check(&squatter, &policy)), vec![Rule::LayerGatewayReserved]);
+        assert_eq!(
+            rules(&check(&squatter, &policy)),
+            vec![Rule::LayerGatewayReserved]
+        );
         let moved = [node("api_client", Some(2), &[])];
-        assert_eq!(rules(&check(&moved, &policy)), vec![Rule::LayerGatewayReserved]);
+        assert_eq!(
+            rules(&check(&moved, &policy)),
+            vec![Rule::LayerGatewayReserved]
+        );
         let high = [node("x", Some(5), &[])];
         assert_eq!(rules(&check(&high, &policy)), vec![Rule::LayerOutOfRange]);
     }

@@ -226,9 +226,9 @@ impl SkillRegistry {
         let mut pending: Vec<&str> = check.load_order.iter().map(String::as_str).collect();
         while !pending.is_empty() {
             let (wave, rest): (Vec<&str>, Vec<&str>) = pending.iter().partition(|name| {
-                self.skills.get(**name).is_some_and(|s| {
-                    s.dependencies().iter().all(|d| ready.contains(d.as_str()))
-                })
+                self.skills
+                    .get(**name)
+                    .is_some_and(|s| s.dependencies().iter().all(|d| ready.contains(d.as_str())))
             });
             if wave.is_empty() {
                 // Everything left waits on something that failed.
@@ -361,12 +361,19 @@ mod tests {
     fn duplicates_are_refused() {
         let log = Arc::default();
         let mut registry = SkillRegistry::default();
-        registry.register_native(probe(&log, "a", 3, &[], false)).unwrap();
-        let err = registry.register_native(probe(&log, "a", 3, &[], false)).unwrap_err();
+        registry
+            .register_native(probe(&log, "a", 3, &[], false))
+            .unwrap();
+        let err = registry
+            .register_native(probe(&log, "a", 3, &[], false))
+            .unwrap_err();
         assert!(matches!(err, Error::DuplicateSkill { name } if name == "a"));
         assert_eq!(registry.len(), 1);
         assert!(registry.remove("a").is_ok());
-        assert!(matches!(registry.remove("a"), Err(Error::UnknownSkill { .. })));
+        assert!(matches!(
+            registry.remove("a"),
+            Err(Error::UnknownSkill { .. })
+        ));
     }
 
     #[test]
@@ -392,7 +399,14 @@ mod tests {
         // `llm` ran and failed; nothing that depends on it was started.
         assert_eq!(*log.lock().unwrap(), vec!["guard", "api_client", "llm"]);
         let rules: Vec<Rule> = report.diagnostics.iter().map(|d| d.rule).collect();
-        assert_eq!(rules, vec![Rule::InitializationFailed, Rule::DependencyUnavailable, Rule::DependencyUnavailable]);
+        assert_eq!(
+            rules,
+            vec![
+                Rule::InitializationFailed,
+                Rule::DependencyUnavailable,
+                Rule::DependencyUnavailable
+            ]
+        );
     }
 
     #[test]

@@ -88,7 +88,9 @@ fn is_plain_safe(text: &str) -> bool {
         && !text.ends_with([' ', ':'])
         && !text.contains(": ")
         && !text.contains(" #")
-        && text.chars().all(|c| c != '\t' && is_printable(c) && !is_break(c))
+        && text
+            .chars()
+            .all(|c| c != '\t' && is_printable(c) && !is_break(c))
 }
 
 fn is_break(c: char) -> bool {
@@ -181,9 +183,38 @@ mod tests {
     #[test]
     fn strings_that_look_like_other_things_are_quoted() {
         for s in [
-            "", "1.0", "true", "no", "null", "~", "-x", "a: b", "a #b", "x:", " lead", "trail ",
-            "#c", "[a]", "{a}", "*a", "&a", "!a", "|", ">", "'q'", "\"q\"", "%p", "@a", "`b",
-            "0755", "2001-12-14", "a\tb", "\u{85}", "\u{feff}x", "\u{7f}", "\u{1}",
+            "",
+            "1.0",
+            "true",
+            "no",
+            "null",
+            "~",
+            "-x",
+            "a: b",
+            "a #b",
+            "x:",
+            " lead",
+            "trail ",
+            "#c",
+            "[a]",
+            "{a}",
+            "*a",
+            "&a",
+            "!a",
+            "|",
+            ">",
+            "'q'",
+            "\"q\"",
+            "%p",
+            "@a",
+            "`b",
+            "0755",
+            "2001-12-14",
+            "a\tb",
+            "\u{85}",
+            "\u{feff}x",
+            "\u{7f}",
+            "\u{1}",
         ] {
             round_trip(YamlValue::String(s.to_owned()));
         }

@@ -265,8 +265,7 @@ impl<'a> Reader<'a> {
                     height = height.max(value.height + 1).max(key.height + 1);
                     let key_line = key.node.line;
                     let NodeKind::Scalar { text: key, .. } = key.node.kind else {
-                        self.problems
-                            .push(Problem::NonScalarKey { line: key_line });
+                        self.problems.push(Problem::NonScalarKey { line: key_line });
                         continue;
                     };
                     if let Some(&first_line) = seen.get(&key) {
@@ -499,10 +498,14 @@ mod tests {
 
     #[test]
     fn plain_number_forms() {
-        for yes in ["0", "-1", "+12", "1.", ".5", "1.5e-3", "1E+2", "0o17", "-.inf"] {
+        for yes in [
+            "0", "-1", "+12", "1.", ".5", "1.5e-3", "1E+2", "0o17", "-.inf",
+        ] {
             assert_eq!(resolve_plain(yes), ScalarKind::Number, "{yes}");
         }
-        for no in [".", "-", "1e", "e5", "0x", "0o8", "1_000", "1.2.3", "--1", "inf"] {
+        for no in [
+            ".", "-", "1e", "e5", "0x", "0o8", "1_000", "1.2.3", "--1", "inf",
+        ] {
             assert_eq!(resolve_plain(no), ScalarKind::String, "{no}");
         }
     }
@@ -527,7 +530,13 @@ mod tests {
     fn flow_collections_anchors_and_lines() {
         let e = entries("a: &x {k: v, l: [1, 2]}\nb: *x\n");
         assert_eq!(e[1].value.line, 2);
-        assert_eq!(e[0].value, Node { line: 1, ..e[1].value.clone() });
+        assert_eq!(
+            e[0].value,
+            Node {
+                line: 1,
+                ..e[1].value.clone()
+            }
+        );
         assert_eq!(e[1].key_line, 2);
     }
 
@@ -570,7 +579,7 @@ mod tests {
             let prev = format!("*a{}", i - 1);
             text.push_str(&format!(
                 "a{i}: &a{i} [{}]\n",
-                vec![prev.as_str(); 9].join(", ")
+                [prev.as_str(); 9].join(", ")
             ));
         }
         let err = read(&text, &YamlLimits::default()).unwrap_err();

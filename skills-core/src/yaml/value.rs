@@ -133,8 +133,14 @@ mod tests {
 
     #[test]
     fn scalar_text_of_each_kind() {
-        assert_eq!(YamlValue::Number("1.0".into()).scalar_text().as_deref(), Some("1.0"));
-        assert_eq!(YamlValue::Bool(false).scalar_text().as_deref(), Some("false"));
+        assert_eq!(
+            YamlValue::Number("1.0".into()).scalar_text().as_deref(),
+            Some("1.0")
+        );
+        assert_eq!(
+            YamlValue::Bool(false).scalar_text().as_deref(),
+            Some("false")
+        );
         assert_eq!(YamlValue::Null.scalar_text(), None);
         assert_eq!(YamlValue::Sequence(vec![]).scalar_text(), None);
     }
