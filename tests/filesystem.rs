@@ -107,20 +107,49 @@ fn an_unresolvable_symlink_is_unreadable() {
 #[cfg(unix)]
 #[test]
 fn a_file_without_read_permission_is_unreadable() {
+    if common::is_root() {
+        common::rerun_as_nobody("a_file_without_read_permission_is_unreadable");
+        return;
+    }
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_skill(tmp.path(), "my-skill", VALID);
-    let path = dir.join("SKILL.md");
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
-    let privileged = fs::read(&path).is_ok();
+    fs::set_permissions(dir.join("SKILL.md"), fs::Permissions::from_mode(0o000)).unwrap();
+    fs::write(dir.join("notes.md"), "x").unwrap();
+    fs::set_permissions(dir.join("notes.md"), fs::Permissions::from_mode(0o000)).unwrap();
     let report = load_skill_dir(&dir, &spec());
-    if privileged {
-        // Root (as in CI) reads through permissions, so the file is simply valid; the
-        // unresolvable-symlink test covers the unreadable path there.
-        assert!(report.is_valid());
-    } else {
-        assert_eq!(errors(&report), vec!["skill-md-unreadable"]);
+    assert_eq!(errors(&report), vec!["skill-md-unreadable"]);
+    // An unreadable supporting file is left out with a warning.
+    let unreadable: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.code() == "file-unreadable")
+        .map(|d| d.file.clone())
+        .collect();
+    assert_eq!(unreadable, vec![Some("notes.md".to_owned())]);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_directory_is_reported_and_the_scan_goes_on() {
+    if common::is_root() {
+        common::rerun_as_nobody("an_unreadable_directory_is_reported_and_the_scan_goes_on");
+        return;
     }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write_skill(root, "a-locked/inner", skill_md("inner"));
+    write_skill(root, "b-open", skill_md("b-open"));
+    fs::set_permissions(root.join("a-locked"), fs::Permissions::from_mode(0o000)).unwrap();
+    let report = Discovery::new(spec()).root(root).run();
+    fs::set_permissions(root.join("a-locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    let names: Vec<_> = report.skills().map(|s| s.name().to_owned()).collect();
+    assert_eq!(names, vec!["b-open"]);
+    assert_eq!(
+        codes(&report.diagnostics),
+        vec![("scan-directory-unreadable", Severity::Warning)]
+    );
 }
 
 #[test]

@@ -201,6 +201,18 @@ fn yaml_lenient_retries_once_after_quoting() {
     );
 }
 
+#[test]
+fn yaml_non_scalar_keys_are_errors_in_both() {
+    let text = "---\nname: s\ndescription: d\n? [a, b]\n: x\n---\n";
+    assert_eq!(
+        both("s", text),
+        (
+            vec![("yaml-non-scalar-key", E)],
+            vec![("yaml-non-scalar-key", E)]
+        )
+    );
+}
+
 // ---- unknown keys -------------------------------------------------------------------------
 
 #[test]
@@ -286,6 +298,67 @@ fn name_character_rules_are_errors_in_both_profiles() {
         let text = format!("---\nname: {name}\ndescription: d\n---\n");
         assert_eq!(both(name, &text), NONE, "{name}");
     }
+}
+
+#[test]
+fn a_name_that_is_a_list_or_map_is_an_error_in_both() {
+    for value in ["[s]", "{a: s}"] {
+        let text = format!("---\nname: {value}\ndescription: d\n---\n");
+        assert_eq!(
+            both("s", &text),
+            (vec![("name-not-string", E)], vec![("name-not-string", E)]),
+            "{value}"
+        );
+    }
+}
+
+// ---- extension fields ---------------------------------------------------------------------
+
+#[test]
+fn extension_fields_are_checked_and_bad_values_dropped_with_warnings() {
+    let ok = "tags: [pdf, docs-2]\ncategory: writing\nrequires-tools: [git, jq]\nversion: 1.2.0\n";
+    assert_eq!(found(Profile::Lenient, "s", &with(ok)), vec![]);
+    let doc = fm(Profile::Lenient, &with(ok));
+    assert_eq!(doc.tags, vec!["pdf", "docs-2"]);
+    assert_eq!(doc.requires_tools, vec!["git", "jq"]);
+    // A comma-separated string is read as a list.
+    assert_eq!(
+        fm(Profile::Lenient, &with("tags: a, b\n")).tags,
+        vec!["a", "b"]
+    );
+    for bad in [
+        "tags: [Bad Tag, ok]\n",
+        "tags: {a: b}\n",
+        "category: [a]\n",
+        "version: {major: 1}\n",
+        "requires-tools: [[git]]\n",
+    ] {
+        assert_eq!(
+            found(Profile::Lenient, "s", &with(bad)),
+            vec![("extension-field-invalid", W)],
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        fm(Profile::Lenient, &with("tags: [Bad Tag, ok]\n")).tags,
+        vec!["ok"]
+    );
+    // At most 20 tags: 20 is fine, 21 keeps 20 with a warning.
+    let twenty: Vec<String> = (0..20).map(|i| format!("t{i}")).collect();
+    assert_eq!(
+        found(
+            Profile::Lenient,
+            "s",
+            &with(&format!("tags: [{}]\n", twenty.join(", ")))
+        ),
+        vec![]
+    );
+    let many = with(&format!("tags: [{}, t20]\n", twenty.join(", ")));
+    assert_eq!(
+        found(Profile::Lenient, "s", &many),
+        vec![("extension-field-invalid", W)]
+    );
+    assert_eq!(fm(Profile::Lenient, &many).tags.len(), 20);
 }
 
 // ---- name vs directory --------------------------------------------------------------------

@@ -174,8 +174,16 @@ impl Scan<'_> {
                 );
                 return;
             }
-            let Ok(real) = fs::canonicalize(&dir) else {
-                continue;
+            let real = match fs::canonicalize(&dir) {
+                Ok(real) => real,
+                Err(err) => {
+                    self.note(
+                        Rule::ScanDirectoryUnreadable,
+                        &dir,
+                        format!("`{}` could not be resolved: {err}", dir.display()),
+                    );
+                    continue;
+                }
             };
             if !self.visited.insert(real) {
                 self.note(

@@ -880,7 +880,13 @@ mod tests {
         );
         let mut v = base();
         v["homepage"] = json!("x");
+        assert_eq!(codes(&v), vec!["skill-json-unknown-key"]);
+        assert_eq!(
+            parse_value(&v, Profile::Spec).diagnostics[0].severity,
+            crate::Severity::Warning
+        );
         let parsed = parse_value(&v, Profile::Lenient);
+        assert_eq!(parsed.diagnostics[0].rule, Rule::ManifestUnknownKey);
         assert_eq!(parsed.diagnostics[0].severity, crate::Severity::Info);
         assert_eq!(parsed.manifest.unwrap().extra["homepage"], json!("x"));
     }
@@ -931,6 +937,17 @@ mod tests {
             codes(&schema(json!({"type": "object", "required": ["q"]}))),
             vec!["tool-required-unknown"]
         );
+        let mut v = base();
+        let schema = v["tools"][0]["input_schema"].take();
+        v["tools"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("input_schema");
+        v["tools"][0]["parameters"] = schema;
+        let parsed = parse_value(&v, Profile::Spec);
+        assert_eq!(codes(&v), vec!["tool-parameters-alias"]);
+        assert_eq!(parsed.diagnostics[0].severity, crate::Severity::Warning);
+        assert!(parsed.manifest.unwrap().tools[0].input_schema["required"] == json!(["q"]));
         let mut v = base();
         v["tools"][0]["parameters"] = json!({"type": "object"});
         assert_eq!(codes(&v), vec!["tool-schema-conflict"]);

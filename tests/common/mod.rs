@@ -51,3 +51,43 @@ pub fn message<'a>(report: &'a SkillReport, code: &str) -> &'a str {
         .map(|d| d.message.as_str())
         .unwrap_or_else(|| panic!("no `{code}` in {:?}", report.diagnostics))
 }
+
+/// True when this process runs as root (which reads files whatever their permissions).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Runs the named test of this test binary again as `nobody` (uid 65534), from a copy of the
+/// binary in a world-readable temporary directory, and asserts that it passed. Tests about
+/// unreadable files call this when they run as root, so that CI (which runs as root) still
+/// exercises the unreadable path.
+pub fn rerun_as_nobody(test: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = dir.path().join("test-binary");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&exe)
+        .args(["--exact", test, "--test-threads=1"])
+        .current_dir(dir.path())
+        .env("TMPDIR", "/tmp")
+        .output()
+        .expect("setpriv (util-linux) is needed to run this test as root");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "the unprivileged run of {test} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
