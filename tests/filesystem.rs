@@ -331,6 +331,15 @@ fn project_roots_default_to_agents_skills_and_skills() {
     let report = Discovery::for_project(tmp.path(), lenient()).run();
     let names: Vec<_> = report.skills().map(|s| s.name().to_owned()).collect();
     assert_eq!(names, vec!["one", "two"]);
+    let roots: Vec<_> = report
+        .reports
+        .iter()
+        .map(|r| r.root.clone().unwrap())
+        .collect();
+    assert_eq!(
+        roots,
+        vec![tmp.path().join(".agents/skills"), tmp.path().join("skills")]
+    );
     let missing = Discovery::for_project(tmp.path().join("nope"), lenient()).run();
     let notes: Vec<_> = missing
         .diagnostics
@@ -496,4 +505,147 @@ fn file_names_with_control_characters_are_left_out() {
     assert_eq!(errors(&report), vec!["file-path-invalid"]);
     let lenient_report = load_skill_dir(&dir, &lenient());
     assert_eq!(errors(&lenient_report), vec!["file-path-invalid"]);
+}
+
+// ---- entry-file limits and skill.json reads ------------------------------------------------
+
+#[test]
+fn skill_md_size_limit_boundary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_skill(tmp.path(), "my-skill", VALID);
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("SKILL.md"))
+        .unwrap();
+    // Exactly 4 MiB is read (the padding is NUL bytes, which are valid UTF-8).
+    file.set_len(4 * 1024 * 1024).unwrap();
+    let report = load_skill_dir(&dir, &lenient());
+    assert!(errors(&report).is_empty(), "{:?}", report.diagnostics);
+    file.set_len(4 * 1024 * 1024 + 1).unwrap();
+    assert_eq!(
+        errors(&load_skill_dir(&dir, &lenient())),
+        vec!["skill-md-too-large"]
+    );
+}
+
+#[test]
+fn skill_size_limit_boundary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_skill(tmp.path(), "my-skill", VALID);
+    let rest = 1024 * 1024 - VALID.len();
+    // SKILL.md plus 1 MiB minus its size in supporting files: exactly 1 MiB in all.
+    fs::write(dir.join("a.md"), vec![b'a'; 100 * 1024]).unwrap();
+    let mut left = rest - 100 * 1024;
+    let mut i = 0;
+    while left > 0 {
+        let n = left.min(100 * 1024);
+        fs::write(dir.join(format!("p{i:02}.md")), vec![b'b'; n]).unwrap();
+        left -= n;
+        i += 1;
+    }
+    let report = load_skill_dir(&dir, &spec());
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    fs::write(dir.join("one-more.md"), "x").unwrap();
+    let report = load_skill_dir(&dir, &spec());
+    assert_eq!(
+        codes(&report.diagnostics),
+        vec![("skill-too-large", Severity::Warning)]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn skill_json_through_a_symlink_out_of_the_skill_is_refused_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = write_skill_file(
+        tmp.path(),
+        "elsewhere",
+        "skill.json",
+        manifest("aria-my_skill"),
+    );
+    let dir = tmp.path().join("my_skill");
+    fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink(outside.join("skill.json"), dir.join("skill.json")).unwrap();
+    let report = load_skill_dir(&dir, &lenient());
+    assert_eq!(
+        codes(&report.diagnostics),
+        vec![("skill-json-unreadable", Severity::Error)]
+    );
+}
+
+#[test]
+fn skill_json_that_is_too_large_or_not_a_file_is_unreadable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("big_one");
+    fs::create_dir(&big).unwrap();
+    let padded = format!("{}{}", manifest("aria-big_one"), " ".repeat(1024 * 1024));
+    fs::write(big.join("skill.json"), padded).unwrap();
+    assert_eq!(
+        errors(&load_skill_dir(&big, &lenient())),
+        vec!["skill-json-unreadable"]
+    );
+    let dir = tmp.path().join("dir_one");
+    fs::create_dir_all(dir.join("skill.json")).unwrap();
+    assert_eq!(
+        errors(&load_skill_dir(&dir, &lenient())),
+        vec!["skill-json-unreadable"]
+    );
+}
+
+// ---- seed 001 layouts -------------------------------------------------------------------------
+
+#[test]
+fn a_snake_case_skill_with_skill_md_loads_in_lenient() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Seed 001 names directories in snake_case; the standard names skills in kebab-case.
+    let dir = write_skill(tmp.path(), "web_search", skill_md("web-search"));
+    fs::write(dir.join("skill.json"), manifest("aria-web_search")).unwrap();
+    let report = load_skill_dir(&dir, &lenient());
+    assert!(report.is_valid(), "{:?}", report.diagnostics);
+    assert_eq!(
+        codes(&report.diagnostics),
+        vec![("name-directory-mismatch", Severity::Warning)]
+    );
+    // The standard, strictly, still wants the directory named like the skill.
+    assert_eq!(
+        errors(&load_skill_dir(&dir, &spec())),
+        vec!["name-directory-mismatch"]
+    );
+}
+
+#[test]
+fn a_documentation_only_skill_md_beside_skill_json_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_skill(
+        tmp.path(),
+        "data_pipeline",
+        "# Data pipeline\n\nHow to use it.\n",
+    );
+    fs::write(dir.join("skill.json"), manifest("aria-data_pipeline")).unwrap();
+    for options in [spec(), lenient()] {
+        let report = load_skill_dir(&dir, &options);
+        assert_eq!(
+            codes(&report.diagnostics),
+            vec![("skill-md-documentation-only", Severity::Warning)]
+        );
+        let skill = report.skill.unwrap();
+        assert_eq!(skill.name(), "data_pipeline");
+        assert!(skill.skill_md().is_none());
+        assert!(skill.skill_md_sha256().is_some());
+    }
+    // Without a skill.json, the same file is simply not a skill.
+    fs::remove_file(dir.join("skill.json")).unwrap();
+    assert_eq!(
+        errors(&load_skill_dir(&dir, &lenient())),
+        vec!["frontmatter-missing"]
+    );
+}
+
+#[test]
+fn loading_a_file_as_a_skill_directory_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("notes.txt");
+    fs::write(&file, "x").unwrap();
+    let report = load_skill_dir(&file, &spec());
+    assert_eq!(errors(&report), vec!["no-skill-found"]);
 }

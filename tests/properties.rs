@@ -50,8 +50,12 @@ fn yaml_value() -> impl Strategy<Value = YamlValue> {
     leaf.prop_recursive(4, 32, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(YamlValue::Sequence),
-            prop::collection::btree_map(any_text(), inner, 0..5)
-                .prop_map(|m| YamlValue::Mapping(m.into_iter().collect())),
+            prop::collection::btree_map(
+                prop_oneof![9 => any_text(), 1 => "[a-z]{1020,1030}"],
+                inner,
+                0..5
+            )
+            .prop_map(|m| YamlValue::Mapping(m.into_iter().collect())),
         ]
     })
 }
@@ -68,7 +72,11 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
         prop::option::of(any_text()),
         prop::collection::vec(any_text(), 0..3),
         prop::option::of(any_text()),
-        prop::collection::btree_map("x-[a-z]{1,8}", yaml_value(), 0..3),
+        prop::collection::btree_map(
+            prop_oneof!["x-[a-z]{1,8}", "x-[a-z :#]{1000,1100}"],
+            yaml_value(),
+            0..3,
+        ),
     )
         .prop_map(
             |(

@@ -183,7 +183,33 @@ fn yaml_limits_stop_a_bomb_in_both_profiles() {
         "---\nname: s\ndescription: d\nx: {}\n---\n",
         "[".repeat(200) + &"]".repeat(200)
     );
-    assert_eq!(found(Profile::Spec, "s", &deep)[0].1, E);
+    assert_eq!(
+        found(Profile::Spec, "s", &deep),
+        vec![("yaml-limit-exceeded", E)]
+    );
+    // Depth 32 (the top mapping is 1) is fine; 33 is not.
+    let nest = |n: usize| {
+        format!(
+            "---\nname: s\ndescription: d\nx: {}{}\n---\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        )
+    };
+    let limit = |found: Found| found.iter().any(|(code, _)| *code == "yaml-limit-exceeded");
+    assert!(!limit(found(Profile::Spec, "s", &nest(31))));
+    assert!(limit(found(Profile::Spec, "s", &nest(32))));
+    assert_eq!(
+        found(Profile::Lenient, "s", &nest(32)),
+        vec![("yaml-limit-exceeded", E)]
+    );
+    // Large strings repeated through aliases count against the byte budget.
+    let big = "x".repeat(1024 * 1024);
+    let refs = ["*a"; 8].join(", ");
+    let bytes = format!("---\nname: s\ndescription: d\nbig: &a {big}\nlist: [{refs}]\n---\n");
+    assert_eq!(
+        found(Profile::Lenient, "s", &bytes),
+        vec![("yaml-limit-exceeded", E)]
+    );
 }
 
 #[test]
@@ -192,6 +218,14 @@ fn yaml_lenient_retries_once_after_quoting() {
     assert_eq!(
         both("s", text),
         (vec![("yaml-syntax", E)], vec![("yaml-retried-quoted", W)])
+    );
+    // Lines inside a block scalar are content: they are not quoted, whatever they hold.
+    let block = "---\nname: s\ndescription: |\n  Use when: asked: twice\n  Example: k: v\nx-hint: a: b # note\n---\n";
+    let doc = fm(Profile::Lenient, block);
+    assert_eq!(doc.description, "Use when: asked: twice\nExample: k: v\n");
+    assert_eq!(
+        doc.extra["x-hint"],
+        skills::core::yaml::YamlValue::String("a: b".into())
     );
     // A file the quoting does not repair still fails in Lenient, with the original error.
     let broken = "---\nname: s\ndescription: a: b\nx: [unclosed\n---\n";
@@ -342,6 +376,10 @@ fn extension_fields_are_checked_and_bad_values_dropped_with_warnings() {
     assert_eq!(
         fm(Profile::Lenient, &with("tags: [Bad Tag, ok]\n")).tags,
         vec!["ok"]
+    );
+    assert_eq!(
+        found(Profile::Lenient, "s", &with("tags: ['', ok]\n")),
+        vec![("extension-field-invalid", W)]
     );
     // At most 20 tags: 20 is fine, 21 keeps 20 with a warning.
     let twenty: Vec<String> = (0..20).map(|i| format!("t{i}")).collect();

@@ -145,6 +145,9 @@ rules! {
     EncodingInvalidUtf8 = "encoding-invalid-utf8", Error, Error;
     /// A UTF-8 byte-order mark was found and stripped.
     EncodingBom = "encoding-bom", Warning, Warning;
+    /// `SKILL.md` has no frontmatter but a `skill.json` defines the skill (seed 001's layout,
+    /// where SKILL.md is optional documentation); it is read as documentation.
+    SkillMdDocumentationOnly = "skill-md-documentation-only", Warning, Warning;
     /// `SKILL.md` has more lines than recommended (500).
     SkillMdTooManyLines = "skill-md-too-many-lines", Warning, Warning;
     /// The Markdown body is over the recommended token budget (about 5000 tokens).
@@ -232,13 +235,17 @@ rules! {
     ManifestMissingKey = "skill-json-missing-key", Error, Error;
     /// A `skill.json` key has the wrong JSON type.
     ManifestWrongType = "skill-json-wrong-type", Error, Error;
+    /// `skill.json` exceeds a safety limit (too many tools or regular expressions).
+    ManifestLimitExceeded = "skill-json-limit-exceeded", Error, Error;
+    /// A JSON object in `skill.json` repeats a key.
+    ManifestDuplicateKey = "skill-json-duplicate-key", Error, Error;
     /// A key `skill.json` v2 does not define (kept).
     ManifestUnknownKey = "skill-json-unknown-key", Warning, Info;
     /// The manifest name is not `<prefix>-<skill_name>`.
     ManifestNameFormat = "skill-json-name-format", Error, Error;
     /// The manifest's `<skill_name>` differs from the directory name.
     ManifestNameDirectoryMismatch = "skill-json-name-directory-mismatch", Error, Warning;
-    /// `SKILL.md` and `skill.json` name different skills.
+    /// `SKILL.md` and `skill.json` name different skills (`-` and `_` count as the same).
     ManifestNameDisagrees = "skill-json-name-disagrees", Error, Error;
     /// `version` is not a semantic version.
     ManifestVersionInvalid = "skill-json-version-invalid", Error, Warning;
@@ -363,12 +370,18 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// A diagnostic for `rule` with the severity `profile` gives it.
+    /// A diagnostic for `rule` with the severity `profile` gives it. The message is passed
+    /// through [`shown`], so skill-supplied text in it cannot carry terminal controls.
     pub fn new(rule: Rule, profile: Profile, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let message = match shown(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        };
         Diagnostic {
             rule,
             severity: rule.severity(profile),
-            message: message.into(),
+            message,
             line: None,
             file: None,
         }
@@ -388,10 +401,10 @@ impl Diagnostic {
         self
     }
 
-    /// Sets the file the diagnostic concerns.
+    /// Sets the file the diagnostic concerns (passed through [`shown`]).
     #[must_use]
     pub fn in_file(mut self, file: impl Into<String>) -> Self {
-        self.file = Some(file.into());
+        self.file = Some(shown(&file.into()).into_owned());
         self
     }
 
@@ -419,6 +432,40 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// Text from a skill, made safe to put in a message.
+///
+/// **Threat.** Names, keys and paths come from untrusted skills, and diagnostics are printed
+/// to terminals and logs. An escape sequence in a skill name (`\x1b]0;...\x07`, `\x1b[2J`)
+/// would retitle or clear the reader's terminal; a bidirectional override (U+202E) would make
+/// the message say something other than what it holds.
+///
+/// **Guarantee.** Every control character (Unicode category Cc) and format character (Cf:
+/// bidirectional controls, zero-width characters, the BOM) is written as a `\u{..}`
+/// escape; all other text is unchanged, and text without such characters is borrowed.
+///
+/// ```
+/// use skills_core::diagnostic::shown;
+///
+/// assert_eq!(shown("pdf-tools"), "pdf-tools");
+/// assert_eq!(shown("evil\u{1b}[2J\u{202e}"), "evil\\u{1b}[2J\\u{202e}");
+/// ```
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    let unsafe_char = |c: char| c.is_control() || c.general_category() == GeneralCategory::Format;
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Whether any diagnostic in `diagnostics` is an error.
 pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(Diagnostic::is_error)
@@ -443,7 +490,9 @@ impl Sink {
 
     pub(crate) fn push(&mut self, rule: Rule, line: Option<usize>, message: impl Into<String>) {
         let mut diagnostic = Diagnostic::new(rule, self.profile, message).at_optional_line(line);
-        diagnostic.file = self.file.map(str::to_owned);
+        if let Some(file) = self.file {
+            diagnostic = diagnostic.in_file(file);
+        }
         self.items.push(diagnostic);
     }
 }
@@ -518,6 +567,23 @@ mod tests {
             Diagnostic::new(Rule::NameTooLong, Profile::Lenient, "x").severity,
             Severity::Warning
         );
+    }
+
+    #[test]
+    fn messages_and_files_never_carry_terminal_controls() {
+        let d = Diagnostic::new(
+            Rule::NameNotLowercase,
+            Profile::Spec,
+            "name `a\u{1b}]0;x\u{7}\u{202e}b`",
+        )
+        .in_file("dir\u{1b}[2J/SKILL.md");
+        assert_eq!(d.message, "name `a\\u{1b}]0;x\\u{7}\\u{202e}b`");
+        assert_eq!(d.file.as_deref(), Some("dir\\u{1b}[2J/SKILL.md"));
+        assert!(!d.to_string().chars().any(|c| c.is_control()));
+        assert!(matches!(
+            shown("plain é 技能"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

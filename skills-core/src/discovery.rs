@@ -198,7 +198,8 @@ impl Scan<'_> {
             }
             match entry_files(&dir) {
                 Ok(entries) if entries.is_skill() => {
-                    let report = load_skill_dir(&dir, &self.discovery.options);
+                    let mut report = load_skill_dir(&dir, &self.discovery.options);
+                    report.root = Some(root.to_path_buf());
                     self.report.reports.push(report);
                     continue;
                 }

@@ -5,14 +5,18 @@
 //! multi-gigabyte file, or millions of files.
 //!
 //! **Guarantee.** Symlinks whose target lies outside the skill directory are never read
-//! ([`Rule::FileSymlinkEscape`]); files are opened non-blocking and only regular files are
-//! read, so a FIFO or device cannot stall a load; paths that break the rules of
-//! [`check_relative_path`] are left out; every file is hashed as a stream, so memory does
-//! not grow with file size; and the walk stops at [`FileLimits::max_files`] files and
-//! [`FileLimits::max_depth`] levels. Files that break the size limits (100 KB a file, 1 MB
-//! a skill, text only: seed 002 sections 6.3 and 15.9) are kept in the manifest with a
-//! warning, because those limits govern what a store accepts, not what an agent may read.
-//! (A local process racing to swap files during the walk is outside this threat model.)
+//! ([`Rule::FileSymlinkEscape`]); only regular files are opened (anything else is refused on
+//! its metadata, and the open itself is non-blocking and re-checked), so a FIFO or device
+//! cannot stall a load or be triggered by opening it; paths that break the rules of
+//! [`check_relative_path`] are left out; files are hashed as a stream, so memory does not
+//! grow with file size, and a file over [`FileLimits::max_read_bytes`] is not read at all;
+//! and the walk stops after [`FileLimits::max_entries`] entries and
+//! [`FileLimits::max_depth`] levels, so neither the time spent nor the number of
+//! diagnostics grows with what a directory holds. Files that break the store limits (100 KB
+//! a file, 1 MB a skill, text only: seed 002 sections 6.3 and 15.9) are kept in the
+//! manifest with a warning, because those limits govern what a store accepts, not what an
+//! agent may read. (A local process racing to swap files during the walk is outside this
+//! threat model.)
 
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -35,8 +39,12 @@ pub struct FileLimits {
     /// Largest total of all files, SKILL.md included, before [`Rule::SkillTooLarge`]
     /// (default 1 MB).
     pub max_skill_bytes: u64,
-    /// Most files walked in one skill before [`Rule::FileWalkLimit`] (default 2000).
-    pub max_files: usize,
+    /// Most entries (files, directories, links, anything) examined in one skill before
+    /// [`Rule::FileWalkLimit`] stops the walk (default 2000).
+    pub max_entries: usize,
+    /// Files larger than this are not read or hashed; they are left out of the manifest
+    /// with [`Rule::FileTooLarge`] (default 16 MiB).
+    pub max_read_bytes: u64,
     /// Deepest directory level walked below the skill directory (default 8).
     pub max_depth: usize,
 }
@@ -46,7 +54,8 @@ impl Default for FileLimits {
         FileLimits {
             max_file_bytes: 100 * 1024,
             max_skill_bytes: 1024 * 1024,
-            max_files: 2000,
+            max_entries: 2000,
+            max_read_bytes: 16 * 1024 * 1024,
             max_depth: 8,
         }
     }
@@ -109,7 +118,8 @@ pub fn check_relative_path(path: &str) -> Result<(), PathProblem> {
         return Err(PathProblem::ControlCharacter);
     }
     let bytes = path.as_bytes();
-    if path.starts_with(['/', '\\']) || (bytes.len() >= 2 && bytes[1] == b':') {
+    let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    if path.starts_with(['/', '\\']) || drive {
         return Err(PathProblem::Absolute);
     }
     for component in path.split(['/', '\\']) {
@@ -211,8 +221,9 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
     Ok((file, meta.len()))
 }
 
-/// Hashes a file as a stream and checks that it is text (UTF-8 without NUL bytes).
-pub(crate) fn read_facts(path: &Path) -> io::Result<FileFacts> {
+/// Hashes a file as a stream and checks that it is text (UTF-8 without NUL bytes). A file
+/// that grows past `max_bytes` while being read is an error.
+pub(crate) fn read_facts(path: &Path, max_bytes: u64) -> io::Result<FileFacts> {
     let (mut file, _) = open_regular(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -229,6 +240,12 @@ pub(crate) fn read_facts(path: &Path) -> io::Result<FileFacts> {
         let chunk = &buf[..n];
         hasher.update(chunk);
         size += n as u64;
+        if size > max_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                "the file grew past the read limit while being read",
+            ));
+        }
         if is_text {
             is_text = utf8_continues(&mut pending, chunk);
         }
@@ -301,10 +318,13 @@ pub(crate) fn walk(
         limits,
         sink,
         files: Vec::new(),
+        entries: 0,
         stopped: false,
     };
     walker.dir(root, "", 0);
-    walker.files
+    let mut files = walker.files;
+    files.sort_unstable_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    files
 }
 
 struct Walker<'a> {
@@ -313,14 +333,15 @@ struct Walker<'a> {
     limits: &'a FileLimits,
     sink: &'a mut Sink,
     files: Vec<SkillFile>,
+    entries: usize,
     stopped: bool,
 }
 
 impl Walker<'_> {
     fn report(&mut self, rule: Rule, path: &str, message: String) {
         self.sink.push(rule, None, message);
-        if let Some(last) = self.sink.items.last_mut() {
-            last.file = Some(path.to_owned());
+        if let Some(last) = self.sink.items.pop() {
+            self.sink.items.push(last.in_file(path));
         }
     }
 
@@ -366,6 +387,19 @@ impl Walker<'_> {
         if self.skip.contains(&relative.as_str()) {
             return;
         }
+        self.entries += 1;
+        if self.entries > self.limits.max_entries {
+            self.report(
+                Rule::FileWalkLimit,
+                &relative,
+                format!(
+                    "the skill has more than {} entries; the rest are left out",
+                    self.limits.max_entries
+                ),
+            );
+            self.stopped = true;
+            return;
+        }
         let Ok(link_meta) = fs::symlink_metadata(path) else {
             self.report(
                 Rule::FileUnreadable,
@@ -374,16 +408,17 @@ impl Walker<'_> {
             );
             return;
         };
-        let mut is_dir = link_meta.is_dir();
+        let mut meta = link_meta.clone();
         if link_meta.file_type().is_symlink() {
             match fs::canonicalize(path) {
                 Ok(target) if target.starts_with(self.canonical_root) => {
                     // A link to a directory inside the skill would list files twice (or
                     // loop); the files are reached through their real path instead.
-                    if target.is_dir() {
-                        return;
+                    match fs::metadata(&target) {
+                        Ok(target_meta) if target_meta.is_dir() => return,
+                        Ok(target_meta) => meta = target_meta,
+                        Err(_) => {}
                     }
-                    is_dir = false;
                 }
                 Ok(_) => {
                     self.report(
@@ -405,7 +440,7 @@ impl Walker<'_> {
                 }
             }
         }
-        if is_dir {
+        if meta.is_dir() {
             if depth + 1 > self.limits.max_depth {
                 self.report(
                     Rule::FileWalkLimit,
@@ -429,19 +464,27 @@ impl Walker<'_> {
             );
             return;
         }
-        if self.files.len() >= self.limits.max_files {
+        if !meta.is_file() {
             self.report(
-                Rule::FileWalkLimit,
+                Rule::FileUnreadable,
                 &relative,
-                format!(
-                    "the skill has more than {} files; the rest are left out",
-                    self.limits.max_files
-                ),
+                format!("`{relative}` is not a regular file (a FIFO, socket or device) and is not opened"),
             );
-            self.stopped = true;
             return;
         }
-        match read_facts(path) {
+        if meta.len() > self.limits.max_read_bytes {
+            self.report(
+                Rule::FileTooLarge,
+                &relative,
+                format!(
+                    "`{relative}` is {} bytes, over the {}-byte read limit; it is not read and is left out",
+                    meta.len(),
+                    self.limits.max_read_bytes
+                ),
+            );
+            return;
+        }
+        match read_facts(path, self.limits.max_read_bytes) {
             Ok(facts) => {
                 if facts.size > self.limits.max_file_bytes {
                     self.report(
@@ -496,6 +539,10 @@ mod tests {
         );
         assert_eq!(check_relative_path("\\srv\\x"), Err(PathProblem::Absolute));
         assert_eq!(check_relative_path("C:x"), Err(PathProblem::Absolute));
+        assert_eq!(check_relative_path("c:\\x"), Err(PathProblem::Absolute));
+        // Only a letter before the colon makes a drive.
+        assert_eq!(check_relative_path("1:notes.md"), Ok(()));
+        assert_eq!(check_relative_path("a:b"), Err(PathProblem::Absolute));
         assert_eq!(check_relative_path("a//b"), Err(PathProblem::NotNormalized));
         assert_eq!(check_relative_path("./a"), Err(PathProblem::NotNormalized));
         assert_eq!(
@@ -582,17 +629,78 @@ mod tests {
             fs::write(root.join(format!("f{i}.md")), "x").unwrap();
         }
         let canonical = fs::canonicalize(root).unwrap();
+        // Entries in order: a, a/b, a/b/c (too deep), f0, f1, f2 (the 6th entry)...
         let limits = FileLimits {
-            max_files: 3,
+            max_entries: 6,
             max_depth: 2,
             ..FileLimits::default()
         };
         let mut sink = Sink::new(Profile::Spec, None);
         let files = walk(root, &canonical, &[], &limits, &mut sink);
-        assert_eq!(files.len(), 3);
-        let rules: Vec<Rule> = sink.items.iter().map(|d| d.rule).collect();
-        assert_eq!(rules, vec![Rule::FileWalkLimit, Rule::FileWalkLimit]);
-        assert_eq!(sink.items[0].file.as_deref(), Some("a/b/c"));
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["f0.md", "f1.md", "f2.md"]);
+        let rules: Vec<(Rule, Option<&str>)> = sink
+            .items
+            .iter()
+            .map(|d| (d.rule, d.file.as_deref()))
+            .collect();
+        assert_eq!(
+            rules,
+            vec![
+                (Rule::FileWalkLimit, Some("a/b/c")),
+                (Rule::FileWalkLimit, Some("f3.md"))
+            ]
+        );
+    }
+
+    #[test]
+    fn entries_that_are_not_files_count_toward_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for i in 0..50 {
+            fs::create_dir(root.join(format!("d{i:02}"))).unwrap();
+        }
+        let canonical = fs::canonicalize(root).unwrap();
+        let limits = FileLimits {
+            max_entries: 10,
+            ..FileLimits::default()
+        };
+        let mut sink = Sink::new(Profile::Spec, None);
+        walk(root, &canonical, &[], &limits, &mut sink);
+        // One diagnostic, not one per entry.
+        assert_eq!(sink.items.len(), 1);
+        assert_eq!(sink.items[0].rule, Rule::FileWalkLimit);
+    }
+
+    #[test]
+    fn files_over_the_read_limit_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let big = fs::File::create(root.join("huge.bin")).unwrap();
+        // Sparse: reading it would take minutes; it must not be read at all.
+        big.set_len(1 << 40).unwrap();
+        fs::write(root.join("small.md"), "x").unwrap();
+        let canonical = fs::canonicalize(root).unwrap();
+        let mut sink = Sink::new(Profile::Spec, None);
+        let files = walk(root, &canonical, &[], &FileLimits::default(), &mut sink);
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].path, "small.md");
+        assert_eq!(sink.items[0].rule, Rule::FileTooLarge);
+        assert!(sink.items[0].message.contains("not read"));
+    }
+
+    #[test]
+    fn files_are_sorted_by_full_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir(root.join("a")).unwrap();
+        fs::write(root.join("a/x"), "x").unwrap();
+        fs::write(root.join("a-b"), "x").unwrap();
+        let canonical = fs::canonicalize(root).unwrap();
+        let mut sink = Sink::new(Profile::Spec, None);
+        let files = walk(root, &canonical, &[], &FileLimits::default(), &mut sink);
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["a-b", "a/x"]);
     }
 
     #[cfg(unix)]

@@ -39,7 +39,7 @@ pub const CLIENT_KEYS: &[&str] = &[
 /// let text = fm.to_yaml();
 /// assert!(text.starts_with("name: pdf-tools\n"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Frontmatter {
     /// The skill's name: trimmed and in Unicode NFC.
@@ -47,32 +47,38 @@ pub struct Frontmatter {
     /// What the skill does and when to use it, exactly as parsed.
     pub description: String,
     /// A licence name or the name of a bundled licence file.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
     /// Environment requirements.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<String>,
     /// Free-form string metadata.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
     /// The experimental `allowed-tools` string (space-separated, e.g. `Bash(git:*) Read`).
-    #[serde(rename = "allowed-tools", skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<String>,
     /// Extension: tags for search and grouping.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// Extension: a category.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
     /// Extension: tools the skill needs the agent to have.
-    #[serde(rename = "requires-tools", skip_serializing_if = "Vec::is_empty")]
     pub requires_tools: Vec<String>,
     /// Extension: the skill's version, as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// Every other key, kept so the skill round-trips.
-    #[serde(flatten)]
+    /// Every other key, kept so the skill round-trips. An entry whose key is a standard or
+    /// extension key is ignored on output: the typed field above is that key.
     pub extra: BTreeMap<String, YamlValue>,
+}
+
+/// Serialises as the frontmatter's keys: the same entries, in the same order, as
+/// [`Frontmatter::to_yaml`] writes.
+impl Serialize for Frontmatter {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let entries = self.entries();
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (key, value) in &entries {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 impl Frontmatter {
@@ -116,8 +122,20 @@ impl Frontmatter {
 
     /// The frontmatter as YAML (without the `---` fences). Standard keys come first in the
     /// standard's order, then the extension keys, then every other key in sorted order; empty
-    /// optional fields are left out. Parsing the result gives back an equal `Frontmatter`.
+    /// optional fields are left out.
+    ///
+    /// Reading the result back gives an equal `Frontmatter` for every frontmatter that
+    /// reading produces; that is, whenever `name` is trimmed and in NFC, every tag matches
+    /// `[a-z0-9-]+` (at most 20), and `extra` holds no standard or extension key and nests
+    /// no deeper than the YAML limits allow.
     pub fn to_yaml(&self) -> String {
+        let mut out = String::new();
+        emit_mapping(&self.entries(), &mut out);
+        out
+    }
+
+    /// The keys and values written, in order.
+    fn entries(&self) -> Vec<(String, YamlValue)> {
         let mut entries: Vec<(String, YamlValue)> = vec![
             ("name".into(), YamlValue::String(self.name.clone())),
             (
@@ -156,11 +174,11 @@ impl Frontmatter {
         }
         push_str(&mut entries, "version", &self.version);
         for (key, value) in &self.extra {
-            entries.push((key.clone(), value.clone()));
+            if !STANDARD_KEYS.contains(&key.as_str()) && !EXTENSION_KEYS.contains(&key.as_str()) {
+                entries.push((key.clone(), value.clone()));
+            }
         }
-        let mut out = String::new();
-        emit_mapping(&entries, &mut out);
-        out
+        entries
     }
 }
 
@@ -190,6 +208,20 @@ mod tests {
         assert_eq!(
             fm.to_yaml(),
             "name: a\ndescription: b\nversion: \"1.0\"\nargument-hint: x\nzeta: true\n"
+        );
+    }
+
+    #[test]
+    fn extra_never_shadows_a_typed_field() {
+        let mut fm = Frontmatter::new("a", "b");
+        fm.extra
+            .insert("name".into(), YamlValue::String("evil".into()));
+        fm.extra.insert("tags".into(), YamlValue::Null);
+        fm.extra.insert("other".into(), YamlValue::Null);
+        assert_eq!(fm.to_yaml(), "name: a\ndescription: b\nother: null\n");
+        assert_eq!(
+            serde_json::to_value(&fm).unwrap(),
+            serde_json::json!({"name": "a", "description": "b", "other": null})
         );
     }
 

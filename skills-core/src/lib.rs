@@ -71,6 +71,7 @@ pub use error::Error;
 pub use frontmatter::{CLIENT_KEYS, EXTENSION_KEYS, Frontmatter, STANDARD_KEYS};
 pub use manifest::{
     DEFAULT_FOCUSES, ManifestOptions, ParsedManifest, SkillManifest, SkillStatus, ToolDefinition,
+    strip_prefix,
 };
 pub use name::MAX_NAME_CHARS;
 pub use skill::{LoadOptions, SKILL_JSON, SKILL_MD, Skill, SkillReport, load_skill_dir};

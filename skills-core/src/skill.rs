@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::diagnostic::{Diagnostic, Profile, Rule, Sink, has_errors};
 use crate::error::Error;
 use crate::files::{self, FileLimits, SkillFile};
-use crate::manifest::{ManifestOptions, SkillManifest, ToolDefinition};
+use crate::manifest::{ManifestOptions, SkillManifest, ToolDefinition, strip_prefix};
 use crate::skill_md::{ParseOptions, SkillMd};
 
 /// The entry file's exact name.
@@ -172,6 +172,8 @@ impl Skill {
 pub struct SkillReport {
     /// The skill directory examined (or the path given, when there was none).
     pub path: PathBuf,
+    /// The scan root it was found under, when it was found by [`Discovery`](crate::Discovery).
+    pub root: Option<PathBuf>,
     /// The name as read, when one could be read (even if the skill is invalid).
     pub name: Option<String>,
     /// The description as read, when one could be read.
@@ -187,6 +189,7 @@ impl SkillReport {
     pub(crate) fn problem(path: &Path, rule: Rule, profile: Profile, message: String) -> Self {
         SkillReport {
             path: path.to_path_buf(),
+            root: None,
             name: None,
             description: None,
             skill: None,
@@ -259,6 +262,14 @@ pub(crate) fn entry_files(dir: &Path) -> std::io::Result<EntryFiles> {
 /// ```
 pub fn load_skill_dir(dir: &Path, options: &LoadOptions) -> SkillReport {
     let profile = options.profile();
+    if dir.exists() && !dir.is_dir() {
+        return SkillReport::problem(
+            dir,
+            Rule::NoSkillFound,
+            profile,
+            format!("`{}` is not a directory", dir.display()),
+        );
+    }
     let entries = match entry_files(dir) {
         Ok(entries) => entries,
         Err(err) => {
@@ -289,6 +300,21 @@ pub fn load_skill_dir(dir: &Path, options: &LoadOptions) -> SkillReport {
         return report;
     }
     Loader::new(dir, options).load(&entries)
+}
+
+/// With a skill.json beside it, a SKILL.md without frontmatter is seed 001's optional
+/// documentation, not a broken Agent Skill.
+fn documentation_only(diagnostics: &mut [Diagnostic], profile: Profile) {
+    for d in diagnostics.iter_mut() {
+        if d.rule == Rule::FrontmatterMissing {
+            *d = Diagnostic::new(
+                Rule::SkillMdDocumentationOnly,
+                profile,
+                "SKILL.md has no frontmatter; skill.json defines the skill and SKILL.md is read as its documentation",
+            )
+            .at_optional_line(d.line);
+        }
+    }
 }
 
 struct Loader<'a> {
@@ -337,10 +363,12 @@ impl<'a> Loader<'a> {
                 );
             }
             if let Some(bytes) = self.read_entry(file_name, self.options.max_skill_md_bytes) {
-                let parsed = SkillMd::parse(&bytes, Some(&self.dir_name), &self.options.parse);
-                for mut d in parsed.diagnostics {
-                    d.file = Some(file_name.clone());
-                    self.diagnostics.push(d);
+                let mut parsed = SkillMd::parse(&bytes, Some(&self.dir_name), &self.options.parse);
+                if entries.skill_json {
+                    documentation_only(&mut parsed.diagnostics, profile);
+                }
+                for d in parsed.diagnostics {
+                    self.diagnostics.push(d.in_file(file_name.as_str()));
                 }
                 if let Some(doc) = parsed.document {
                     if !doc.frontmatter.name.is_empty() {
@@ -353,9 +381,13 @@ impl<'a> Loader<'a> {
             }
         }
         let mut manifest = None;
-        if entries.skill_json
-            && let Some(bytes) = self.read_entry(SKILL_JSON, self.options.max_manifest_bytes)
-        {
+        let manifest_bytes = if entries.skill_json {
+            self.read_entry(SKILL_JSON, self.options.max_manifest_bytes)
+        } else {
+            None
+        };
+        let manifest_refused = entries.skill_json && manifest_bytes.is_none();
+        if let Some(bytes) = manifest_bytes {
             let parsed = SkillManifest::parse(
                 &bytes,
                 Some(&self.dir_name),
@@ -364,19 +396,20 @@ impl<'a> Loader<'a> {
             );
             self.diagnostics.extend(parsed.diagnostics);
             let prefix = &self.options.manifest.prefix;
-            let json_name = parsed.name.as_deref().map(|n| {
-                n.strip_prefix(prefix.as_str())
-                    .and_then(|r| r.strip_prefix('-'))
-                    .unwrap_or(n)
-                    .to_owned()
-            });
-            match (&name, &json_name, entries.skill_md.is_some()) {
-                (Some(md), Some(json), true) if md != json => self.push(
-                    Rule::ManifestNameDisagrees,
-                    SKILL_JSON,
-                    format!("SKILL.md names the skill `{md}` but skill.json names it `{json}`"),
-                ),
-                (_, Some(json), false) => name = Some(json.clone()),
+            let json_name = parsed
+                .name
+                .as_deref()
+                .map(|n| strip_prefix(n, prefix).unwrap_or(n).to_owned());
+            match (&name, &json_name) {
+                // Seed 001 names skills in snake_case, the Agent Skills standard in
+                // kebab-case: `web_search` and `web-search` are the same skill.
+                (Some(md), Some(json)) if md.replace('_', "-") != json.replace('_', "-") => self
+                    .push(
+                        Rule::ManifestNameDisagrees,
+                        SKILL_JSON,
+                        format!("SKILL.md names the skill `{md}` but skill.json names it `{json}`"),
+                    ),
+                (None, Some(json)) if skill_md.is_none() => name = Some(json.clone()),
                 _ => {}
             }
             if description.is_none() {
@@ -387,7 +420,11 @@ impl<'a> Loader<'a> {
 
         let mut files = Vec::new();
         if let Some(canonical_dir) = self.canonical_dir.clone() {
-            let skip: Vec<&str> = entries.skill_md.iter().map(String::as_str).collect();
+            // Entry files are examined (and reported on) once, above.
+            let mut skip: Vec<&str> = entries.skill_md.iter().map(String::as_str).collect();
+            if entries.skill_json && manifest_refused {
+                skip.push(SKILL_JSON);
+            }
             let mut sink = Sink::new(profile, None);
             files = files::walk(
                 self.dir,
@@ -437,6 +474,7 @@ impl<'a> Loader<'a> {
         };
         SkillReport {
             path: self.dir.to_path_buf(),
+            root: None,
             name,
             description,
             skill,
@@ -494,6 +532,20 @@ impl<'a> Loader<'a> {
                 return None;
             }
         }
+        // Refuse non-files on their metadata, before opening them: opening some devices has
+        // side effects. `open_regular` checks again on the open file.
+        match fs::metadata(&path) {
+            Ok(meta) if !meta.is_file() => {
+                let what = if meta.is_dir() {
+                    "a directory"
+                } else {
+                    "not a regular file"
+                };
+                self.push(not_file, file_name, format!("`{file_name}` is {what}"));
+                return None;
+            }
+            _ => {}
+        }
         let (file, len) = match files::open_regular(&path) {
             Ok(opened) => opened,
             Err(err) if err.kind() == std::io::ErrorKind::InvalidInput => {
@@ -523,7 +575,10 @@ impl<'a> Loader<'a> {
         }
         let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         // The file may grow after the size check; never read past the limit.
-        match file.take(max_bytes + 1).read_to_end(&mut bytes) {
+        match file
+            .take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+        {
             Ok(_) if bytes.len() as u64 > max_bytes => {
                 self.push(
                     too_large,

@@ -134,7 +134,9 @@ impl SkillMd {
     }
 
     /// The document as SKILL.md text: `---`, the frontmatter YAML, `---`, the body.
-    /// [`SkillMd::parse`] reads it back to an equal document.
+    /// [`SkillMd::parse`] reads it back to an equal document whenever the frontmatter meets
+    /// the condition on [`Frontmatter::to_yaml`] and the body has no carriage returns (read
+    /// text always has LF line endings) — so always for a document `parse` returned.
     pub fn to_markdown(&self) -> String {
         let yaml = self.frontmatter.to_yaml();
         let mut out = String::with_capacity(yaml.len() + self.body.len() + 8);
@@ -583,8 +585,10 @@ impl FieldReader<'_, '_> {
         let bad: Vec<String> = tags
             .iter()
             .filter(|t| {
-                !t.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                t.is_empty()
+                    || !t
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             })
             .cloned()
             .collect();

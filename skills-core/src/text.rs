@@ -21,6 +21,11 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], sink: &mut Sink) -> Option<Cow<'a, str
         );
         return None;
     }
+    let bom_len = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => {
             sink.push(
@@ -36,16 +41,32 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], sink: &mut Sink) -> Option<Cow<'a, str
         Ok(text) => text,
         Err(err) => {
             let offset = err.valid_up_to();
-            let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
+            let line = 1 + count_line_breaks(&bytes[..offset]);
             sink.push(
                 Rule::EncodingInvalidUtf8,
                 Some(line),
-                format!("the file is not valid UTF-8 (first invalid byte at offset {offset})"),
+                format!(
+                    "the file is not valid UTF-8 (first invalid byte at offset {})",
+                    offset + bom_len
+                ),
             );
             return None;
         }
     };
     Some(normalize_line_endings(text))
+}
+
+/// Line breaks in raw bytes, counting CR, LF and CRLF each as one.
+fn count_line_breaks(bytes: &[u8]) -> usize {
+    let mut count = 0;
+    let mut previous = 0u8;
+    for &b in bytes {
+        if b == b'\n' && previous != b'\r' || b == b'\r' {
+            count += 1;
+        }
+        previous = b;
+    }
+    count
 }
 
 /// Detects UTF-16 and UTF-32, with a BOM or by the NUL pattern ASCII text takes in them.
@@ -60,6 +81,15 @@ fn wide_encoding(bytes: &[u8]) -> Option<&'static str> {
     // Without a BOM, ASCII in UTF-16 puts a NUL in every other byte. A UTF-8 file never
     // starts that way (SKILL.md starts with `---`), so this is not a guess about real text.
     let head = &bytes[..bytes.len().min(16)];
+    if head.len() >= 8 && head.len().is_multiple_of(4) {
+        let lanes = |lane: usize| head.iter().skip(lane).step_by(4).all(|&b| b == 0);
+        if lanes(0) && lanes(1) && lanes(2) && !lanes(3) {
+            return Some("UTF-32 (big-endian, no BOM)");
+        }
+        if !lanes(0) && lanes(1) && lanes(2) && lanes(3) {
+            return Some("UTF-32 (little-endian, no BOM)");
+        }
+    }
     if head.len() >= 4 && head.len().is_multiple_of(2) {
         let even_nul = head.iter().step_by(2).all(|&b| b == 0);
         let odd_nul = head.iter().skip(1).step_by(2).all(|&b| b == 0);
@@ -145,6 +175,48 @@ mod tests {
         assert!(decode(b"---\nname: a\xFFb\n---\n", &mut sink).is_none());
         assert_eq!(sink.items[0].rule, Rule::EncodingInvalidUtf8);
         assert_eq!(sink.items[0].line, Some(2));
+    }
+
+    #[test]
+    fn invalid_utf8_line_counts_every_kind_of_break() {
+        for (bytes, line) in [
+            (&b"---\rname: a\xff\r"[..], 2),
+            (&b"---\r\nname: a\xff"[..], 2),
+            (&b"a\r\r\nb\n\xff"[..], 4),
+        ] {
+            let mut sink = Sink::new(Profile::Spec, None);
+            assert!(decode(bytes, &mut sink).is_none());
+            assert_eq!(sink.items[0].line, Some(line), "{bytes:?}");
+        }
+        // The offset is counted in the file, BOM included.
+        let mut sink = Sink::new(Profile::Spec, None);
+        assert!(decode(b"\xEF\xBB\xBFab\xff", &mut sink).is_none());
+        assert!(
+            sink.items[1].message.contains("offset 5"),
+            "{}",
+            sink.items[1].message
+        );
+    }
+
+    #[test]
+    fn utf32_without_a_bom_is_named_as_such() {
+        let le: Vec<u8> = "---\nname"
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        let be: Vec<u8> = "---\nname"
+            .chars()
+            .flat_map(|c| (c as u32).to_be_bytes())
+            .collect();
+        for (bytes, label) in [(le, "UTF-32 (little-endian"), (be, "UTF-32 (big-endian")] {
+            let mut sink = Sink::new(Profile::Spec, None);
+            assert!(decode(&bytes, &mut sink).is_none());
+            assert!(
+                sink.items[0].message.contains(label),
+                "{}",
+                sink.items[0].message
+            );
+        }
     }
 
     #[test]

@@ -39,9 +39,11 @@ impl fmt::Display for HealthStatus {
 
 /// A skill implemented in Rust and registered beside skills loaded from disk.
 ///
-/// The registry calls [`initialize`](NativeSkill::initialize) once, after every dependency
-/// has initialized, and [`health_check`](NativeSkill::health_check) whenever the host asks
-/// for aggregated health.
+/// Each call to [`SkillRegistry::initialize`](super::SkillRegistry::initialize) calls
+/// [`initialize`](NativeSkill::initialize) once, after every dependency has initialized
+/// (so a skill that is initialized twice should make the second call cheap), and
+/// [`SkillRegistry::health`](super::SkillRegistry::health) calls
+/// [`health_check`](NativeSkill::health_check).
 ///
 /// ```
 /// use async_trait::async_trait;

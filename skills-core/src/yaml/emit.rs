@@ -12,10 +12,27 @@ use super::{ScalarKind, YamlValue, resolve_plain};
 /// Writes `entries` as a top-level block mapping, one key per line.
 pub(crate) fn emit_mapping(entries: &[(String, YamlValue)], out: &mut String) {
     for (key, value) in entries {
-        write_string_scalar(key, out, 0, false);
-        out.push(':');
+        write_key(key, out, 0);
         write_block(value, out, 2);
     }
+}
+
+/// The longest key written as an implicit `key:`; YAML caps implicit keys at 1024
+/// characters, so longer ones use the explicit `? key` form.
+const MAX_IMPLICIT_KEY: usize = 1000;
+
+/// Writes `key:` (or `? key` then `:` on the next line), at `indent`.
+fn write_key(key: &str, out: &mut String, indent: usize) {
+    let start = out.len();
+    write_string_scalar(key, out, indent, false);
+    if out[start..].chars().count() > MAX_IMPLICIT_KEY {
+        let rendered = out.split_off(start);
+        out.push_str("? ");
+        out.push_str(&rendered);
+        out.push('\n');
+        pad(out, indent);
+    }
+    out.push(':');
 }
 
 /// Writes `value` after a `key:` or `-` the caller has written; `indent` is the indentation
@@ -48,8 +65,7 @@ fn write_block(value: &YamlValue, out: &mut String, indent: usize) {
             out.push('\n');
             for (key, item) in entries {
                 pad(out, indent);
-                write_string_scalar(key, out, indent, false);
-                out.push(':');
+                write_key(key, out, indent);
                 write_block(item, out, indent + 2);
             }
         }
@@ -252,6 +268,27 @@ mod tests {
             "key: with colon".into(),
             YamlValue::Number("0x1F".into()),
         )]));
+    }
+
+    #[test]
+    fn keys_longer_than_yaml_allows_implicitly_use_the_explicit_form() {
+        for len in [999, 1000, 1001, 1024, 1025, 5000] {
+            let key = "k".repeat(len);
+            round_trip(YamlValue::Mapping(vec![
+                (key.clone(), YamlValue::String("v".into())),
+                (
+                    format!("{key}2"),
+                    YamlValue::Sequence(vec![YamlValue::Null]),
+                ),
+                (
+                    format!("{key}3"),
+                    YamlValue::Mapping(vec![(key.clone(), YamlValue::Bool(true))]),
+                ),
+            ]));
+        }
+        let mut text = String::new();
+        emit_mapping(&[("k".repeat(2000), YamlValue::Null)], &mut text);
+        assert!(text.starts_with("? kkk"));
     }
 
     #[test]

@@ -5,15 +5,29 @@
 //! recommends retrying once after quoting such values; this is that transformation.
 
 /// Returns `yaml` with every `key: value` line whose plain value contains `: ` rewritten as
-/// `key: 'value'`, or `None` if no line needed it.
+/// `key: 'value'`, or `None` if no line needed it. Lines inside a block scalar (`|`, `>`)
+/// are content and are left alone; a trailing ` # comment` stays a comment.
 pub(crate) fn quote_colon_values(yaml: &str) -> Option<String> {
     let mut changed = false;
     let mut out = String::with_capacity(yaml.len() + 16);
+    // The indentation of the line that opened a block scalar, while inside it.
+    let mut block_owner: Option<usize> = None;
     for line in yaml.split_inclusive('\n') {
         let (content, newline) = match line.strip_suffix('\n') {
             Some(content) => (content, "\n"),
             None => (line, ""),
         };
+        let indent = content.len() - content.trim_start_matches(' ').len();
+        if let Some(owner) = block_owner {
+            if content.trim().is_empty() || indent > owner {
+                out.push_str(line);
+                continue;
+            }
+            block_owner = None;
+        }
+        if opens_block_scalar(content) {
+            block_owner = Some(indent);
+        }
         match quote_line(content) {
             Some(quoted) => {
                 changed = true;
@@ -24,6 +38,31 @@ pub(crate) fn quote_colon_values(yaml: &str) -> Option<String> {
         out.push_str(newline);
     }
     changed.then_some(out)
+}
+
+/// Whether a `key: |` / `key: >-` / `- |` line starts a block scalar.
+fn opens_block_scalar(line: &str) -> bool {
+    let value = strip_comment(line).trim_end();
+    let last_token = value.rsplit([' ', '\t']).next().unwrap_or("");
+    let rest = last_token.trim_start_matches(['|', '>']);
+    last_token.len() > rest.len()
+        && rest.chars().all(|c| matches!(c, '-' | '+' | '1'..='9'))
+        && (value.len() == last_token.len()
+            || value[..value.len() - last_token.len()]
+                .trim_end()
+                .ends_with([':', '-']))
+}
+
+/// The line without a trailing ` # comment` (a `#` after whitespace starts a comment in a
+/// plain scalar).
+fn strip_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'#' && i > 0 && (bytes[i - 1] == b' ' || bytes[i - 1] == b'\t') {
+            return &line[..i];
+        }
+    }
+    line
 }
 
 fn quote_line(line: &str) -> Option<String> {
@@ -41,17 +80,20 @@ fn quote_line(line: &str) -> Option<String> {
         return None;
     }
     let colon = rest.find(": ")?;
-    let value = rest[colon + 2..].trim();
+    let after_key = &rest[colon + 2..];
+    let value = strip_comment(after_key).trim();
+    let comment = &after_key[strip_comment(after_key).len()..];
     let value_first = value.chars().next()?;
     if "'\"[{|>&*!#".contains(value_first) || !value.contains(": ") {
         return None;
     }
     let key_end = prefix_len + colon;
-    Some(format!(
-        "{}: '{}'",
-        &line[..key_end],
-        value.replace('\'', "''")
-    ))
+    let mut quoted = format!("{}: '{}'", &line[..key_end], value.replace('\'', "''"));
+    if !comment.is_empty() {
+        quoted.push(' ');
+        quoted.push_str(comment);
+    }
+    Some(quoted)
 }
 
 #[cfg(test)]
@@ -85,6 +127,36 @@ mod tests {
             assert_eq!(quote_line(line), None, "{line}");
         }
         assert_eq!(quote_colon_values("a: b\n"), None);
+    }
+
+    #[test]
+    fn block_scalar_content_is_left_alone() {
+        let input = "description: |\n  Use when: asked: twice\n\n  Example: k: v\nnext: a: b\nfolded: >-\n  x: y: z\n- |\n  p: q: r\n";
+        assert_eq!(
+            quote_colon_values(input).as_deref(),
+            Some(
+                "description: |\n  Use when: asked: twice\n\n  Example: k: v\nnext: 'a: b'\nfolded: >-\n  x: y: z\n- |\n  p: q: r\n"
+            )
+        );
+    }
+
+    #[test]
+    fn trailing_comments_stay_comments() {
+        assert_eq!(
+            quote_line("d: Use when: asked # internal note").as_deref(),
+            Some("d: 'Use when: asked' # internal note")
+        );
+        assert_eq!(quote_line("d: a#b: c").as_deref(), Some("d: 'a#b: c'"));
+    }
+
+    #[test]
+    fn block_scalar_openers() {
+        for yes in ["a: |", "a: >", "a: |-", "a: >+2", "- |", "a: | # c", "|"] {
+            assert!(opens_block_scalar(yes), "{yes}");
+        }
+        for no in ["a: b", "a: '|'", "a: x|", "a: |x", "a: |0"] {
+            assert!(!opens_block_scalar(no), "{no}");
+        }
     }
 
     #[test]

@@ -5,11 +5,13 @@
 //! exhaust memory or crash the host.
 //!
 //! **Guarantee.** Parsing uses `granit-parser` (the pure-Rust, panic-free parser underneath
-//! `serde-saphyr`), whose own nesting limits are set to [`YamlLimits::max_depth`]. On top of
-//! its events this reader counts every node it builds *including* the copies an alias
-//! expands to, and stops with [`Fatal::Limit`] once [`YamlLimits::max_nodes`],
-//! [`YamlLimits::max_aliases`] or [`YamlLimits::max_depth`] would be exceeded, so the work
-//! and memory spent on any input are bounded by the limits, not by the expansion.
+//! `serde-saphyr`), whose own nesting limits stop it from recursing on deep input. On top of
+//! its events this reader counts every node it builds and every byte of scalar text it
+//! keeps, *including* the copies an alias expands to, and stops with a limit error once
+//! [`YamlLimits::max_nodes`], [`YamlLimits::max_bytes`], [`YamlLimits::max_aliases`] or
+//! [`YamlLimits::max_depth`] would be exceeded. The memory held is therefore at most a
+//! constant factor of those limits (each anchored value is kept once more for its aliases),
+//! whatever the expansion would have been, and the work is linear in the input.
 //!
 //! It reads the YAML 1.2 core schema: `null`, `~` and empty plain values are null; plain
 //! `true`/`false` are booleans; plain numbers are numbers. Scalars always keep their source
@@ -22,7 +24,9 @@ mod value;
 
 use std::collections::HashMap;
 
-use serde_saphyr::granit_parser::{Event, Options, Parser, ScalarStyle, ScanError, Span, Tag};
+use serde_saphyr::granit_parser::{
+    ErrorKind, Event, Options, Parser, ScalarStyle, ScanError, Span, Tag,
+};
 
 pub(crate) use emit::emit_mapping;
 pub(crate) use lenient::quote_colon_values;
@@ -38,15 +42,18 @@ pub struct YamlLimits {
     pub max_aliases: usize,
     /// Most nodes in the document after alias expansion.
     pub max_nodes: usize,
+    /// Most bytes of scalar text (keys and values) in the document after alias expansion.
+    pub max_bytes: usize,
 }
 
 impl Default for YamlLimits {
-    /// 32 levels, 256 aliases, 50 000 nodes: far above any real frontmatter.
+    /// 32 levels, 256 aliases, 50 000 nodes, 4 MiB of text: far above any real frontmatter.
     fn default() -> Self {
         YamlLimits {
             max_depth: 32,
             max_aliases: 256,
             max_nodes: 50_000,
+            max_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -112,15 +119,18 @@ pub(crate) struct Document {
 
 /// Reads one YAML document from `text` within `limits`.
 pub(crate) fn read(text: &str, limits: &YamlLimits) -> Result<Document, Fatal> {
+    // The parser's own limits sit above ours so that ours, with its clearer report, fires
+    // first; theirs still bounds the parser on input nested far deeper.
     let mut options = Options::default();
-    options.flow_nesting_limit = limits.max_depth;
-    options.block_nesting_limit = limits.max_depth;
+    options.flow_nesting_limit = limits.max_depth.saturating_add(2);
+    options.block_nesting_limit = limits.max_depth.saturating_add(2);
     let mut reader = Reader {
         parser: Parser::new_from_str_with_options(text, options),
         limits: *limits,
         anchors: HashMap::new(),
         aliases: 0,
         nodes: 0,
+        bytes: 0,
         problems: Vec::new(),
         last_line: 1,
     };
@@ -131,21 +141,36 @@ pub(crate) fn read(text: &str, limits: &YamlLimits) -> Result<Document, Fatal> {
     })
 }
 
-/// A node together with what it cost to build: how many nodes, and how many levels of
-/// collections it holds (0 for a scalar).
+/// A node together with what it cost to build: how many nodes, how many bytes of text, and
+/// how many levels of collections it holds (0 for a scalar).
 struct Built {
     node: Node,
-    size: usize,
+    cost: Cost,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    nodes: usize,
+    bytes: usize,
     height: usize,
+}
+
+impl Cost {
+    fn add(&mut self, child: Cost) {
+        self.nodes += child.nodes;
+        self.bytes += child.bytes;
+        self.height = self.height.max(child.height + 1);
+    }
 }
 
 struct Reader<'a> {
     parser: Parser<'a, serde_saphyr::granit_parser::StrInput<'a>>,
     limits: YamlLimits,
-    /// Anchored nodes by the parser's anchor id, with their size and height.
-    anchors: HashMap<usize, (Node, usize, usize)>,
+    /// Anchored nodes by the parser's anchor id, with what they cost.
+    anchors: HashMap<usize, (Node, Cost)>,
     aliases: usize,
     nodes: usize,
+    bytes: usize,
     problems: Vec<Problem>,
     last_line: usize,
 }
@@ -191,12 +216,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn count_node(&mut self, line: usize) -> Result<(), Fatal> {
-        self.nodes += 1;
+    /// Charges `nodes` nodes and `bytes` bytes of text to the document's budget.
+    fn charge(&mut self, line: usize, nodes: usize, bytes: usize) -> Result<(), Fatal> {
+        self.nodes = self.nodes.saturating_add(nodes);
+        self.bytes = self.bytes.saturating_add(bytes);
         if self.nodes > self.limits.max_nodes {
             return Err(limit(
                 line,
                 format!("more than {} YAML nodes", self.limits.max_nodes),
+            ));
+        }
+        if self.bytes > self.limits.max_bytes {
+            return Err(limit(
+                line,
+                format!("more than {} bytes of YAML text", self.limits.max_bytes),
             ));
         }
         Ok(())
@@ -206,8 +239,13 @@ impl<'a> Reader<'a> {
         let line = span.start.line();
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                self.count_node(line)?;
+                self.charge(line, 1, text.len())?;
                 let kind = scalar_kind(&text, style, tag.as_deref());
+                let cost = Cost {
+                    nodes: 1,
+                    bytes: text.len(),
+                    height: 0,
+                };
                 let node = Node {
                     line,
                     kind: NodeKind::Scalar {
@@ -215,12 +253,16 @@ impl<'a> Reader<'a> {
                         kind,
                     },
                 };
-                Ok(self.remember(anchor, node, 1, 0))
+                Ok(self.remember(anchor, node, cost))
             }
             Event::SequenceStart(_, anchor, _) => {
                 self.enter(depth, line)?;
                 let mut items = Vec::new();
-                let (mut size, mut height) = (1, 1);
+                let mut cost = Cost {
+                    nodes: 1,
+                    bytes: 0,
+                    height: 1,
+                };
                 loop {
                     let (event, span) = self.next()?;
                     if matches!(event, Event::SequenceEnd) {
@@ -230,21 +272,24 @@ impl<'a> Reader<'a> {
                         continue;
                     }
                     let built = self.node(event, &span, depth + 1)?;
-                    size += built.size;
-                    height = height.max(built.height + 1);
+                    cost.add(built.cost);
                     items.push(built.node);
                 }
                 let node = Node {
                     line,
                     kind: NodeKind::Sequence(items),
                 };
-                Ok(self.remember(anchor, node, size, height))
+                Ok(self.remember(anchor, node, cost))
             }
             Event::MappingStart(_, anchor, _) => {
                 self.enter(depth, line)?;
                 let mut entries: Vec<Entry> = Vec::new();
                 let mut seen: HashMap<String, usize> = HashMap::new();
-                let (mut size, mut height) = (1, 1);
+                let mut cost = Cost {
+                    nodes: 1,
+                    bytes: 0,
+                    height: 1,
+                };
                 loop {
                     let (event, key_span) = self.next()?;
                     if matches!(event, Event::MappingEnd) {
@@ -261,8 +306,8 @@ impl<'a> Reader<'a> {
                         }
                     };
                     let value = self.node(value_event, &value_span, depth + 1)?;
-                    size += key.size + value.size;
-                    height = height.max(value.height + 1).max(key.height + 1);
+                    cost.add(key.cost);
+                    cost.add(value.cost);
                     let key_line = key.node.line;
                     let NodeKind::Scalar { text: key, .. } = key.node.kind else {
                         self.problems.push(Problem::NonScalarKey { line: key_line });
@@ -287,7 +332,7 @@ impl<'a> Reader<'a> {
                     line,
                     kind: NodeKind::Mapping(entries),
                 };
-                Ok(self.remember(anchor, node, size, height))
+                Ok(self.remember(anchor, node, cost))
             }
             Event::Alias(id) => {
                 self.aliases += 1;
@@ -297,14 +342,14 @@ impl<'a> Reader<'a> {
                         format!("more than {} YAML aliases", self.limits.max_aliases),
                     ));
                 }
-                let Some((node, size, height)) = self.anchors.get(&id) else {
+                let Some((node, cost)) = self.anchors.get(&id) else {
                     return Err(Fatal::Syntax {
                         line,
                         message: "an alias refers to an unknown anchor".into(),
                     });
                 };
-                let (size, height) = (*size, *height);
-                if height > 0 && depth + height - 1 > self.limits.max_depth {
+                let (node, cost) = (node.clone(), *cost);
+                if cost.height > 0 && depth + cost.height - 1 > self.limits.max_depth {
                     return Err(limit(
                         line,
                         format!(
@@ -313,19 +358,12 @@ impl<'a> Reader<'a> {
                         ),
                     ));
                 }
-                self.nodes += size;
-                if self.nodes > self.limits.max_nodes {
-                    return Err(limit(
-                        line,
-                        format!(
-                            "aliases expand to more than {} YAML nodes",
-                            self.limits.max_nodes
-                        ),
-                    ));
-                }
-                let mut node = node.clone();
+                // Charged before the copy below is kept: an expansion over budget is refused
+                // before it takes the memory.
+                self.charge(line, cost.nodes, cost.bytes)?;
+                let mut node = node;
                 node.line = line;
-                Ok(Built { node, size, height })
+                Ok(Built { node, cost })
             }
             _ => Err(Fatal::Syntax {
                 line,
@@ -335,7 +373,7 @@ impl<'a> Reader<'a> {
     }
 
     fn enter(&mut self, depth: usize, line: usize) -> Result<(), Fatal> {
-        self.count_node(line)?;
+        self.charge(line, 1, 0)?;
         if depth > self.limits.max_depth {
             return Err(limit(
                 line,
@@ -345,25 +383,26 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn remember(&mut self, anchor: usize, node: Node, size: usize, height: usize) -> Built {
+    fn remember(&mut self, anchor: usize, node: Node, cost: Cost) -> Built {
         if anchor != 0 {
-            self.anchors.insert(anchor, (node.clone(), size, height));
+            self.anchors.insert(anchor, (node.clone(), cost));
         }
-        Built { node, size, height }
+        Built { node, cost }
     }
 }
 
 fn syntax(err: &ScanError) -> Fatal {
+    let line = err.marker().line().max(1);
+    if matches!(err.kind(), ErrorKind::RecursionLimitExceeded) {
+        return limit(line, "YAML nested too deeply".to_owned());
+    }
     let info = err.info();
     let message = if info.is_empty() {
         "invalid YAML".to_owned()
     } else {
         format!("invalid YAML: {info}")
     };
-    Fatal::Syntax {
-        line: err.marker().line().max(1),
-        message,
-    }
+    Fatal::Syntax { line, message }
 }
 
 fn limit(line: usize, what: String) -> Fatal {
@@ -613,9 +652,43 @@ mod tests {
         // An anchor within the limit, expanded where it would overflow.
         assert!(read("a: &d [[x]]\nb: [[*d]]\n", &limits).is_err());
         assert!(read("a: &d [[x]]\nb: [*d]\n", &limits).is_ok());
-        // Very deep input never overflows the stack.
+        assert!(matches!(
+            read("a: [[[[x]]]]\n", &limits),
+            Err(Fatal::Limit { .. })
+        ));
+        assert!(matches!(
+            read("a: &d [[x]]\nb: [[*d]]\n", &limits),
+            Err(Fatal::Limit { .. })
+        ));
+        let block = "a:\n - - - - x\n";
+        assert!(
+            matches!(read(block, &limits), Err(Fatal::Limit { .. })),
+            "{:?}",
+            read(block, &limits)
+        );
+        // Very deep input never overflows the stack, and is reported as a limit.
         let deep = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
-        assert!(read(&deep, &YamlLimits::default()).is_err());
+        assert!(matches!(
+            read(&deep, &YamlLimits::default()),
+            Err(Fatal::Limit { .. })
+        ));
+    }
+
+    #[test]
+    fn byte_limit_holds_for_aliases_of_large_strings() {
+        let limits = YamlLimits {
+            max_bytes: 10_000,
+            ..YamlLimits::default()
+        };
+        let big = "x".repeat(3_000);
+        // 3000 bytes, then three more copies: 12 000 bytes in all, over the limit.
+        let text = format!("a: &b {big}\nc: [*b, *b, *b]\n");
+        assert!(matches!(read(&text, &limits), Err(Fatal::Limit { .. })));
+        let two = format!("a: &b {big}\nc: [*b, *b]\n");
+        assert!(read(&two, &limits).is_ok());
+        // Without aliases, the text itself counts too.
+        let plain = format!("a: {}\n", "y".repeat(10_001));
+        assert!(matches!(read(&plain, &limits), Err(Fatal::Limit { .. })));
     }
 
     #[test]

@@ -13,6 +13,11 @@ use serde_json::{Map, Value};
 use crate::diagnostic::{Diagnostic, Profile, Rule, Sink, has_errors};
 use crate::error::Error;
 
+mod json;
+mod schema;
+
+use schema::{compile_schema, count_patterns};
+
 /// The most characters a tool name may have (the limit MCP and model APIs share).
 pub const MAX_TOOL_NAME_CHARS: usize = 64;
 
@@ -43,12 +48,19 @@ pub const DEFAULT_FOCUSES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ManifestOptions {
-    /// The naming prefix: manifests are named `<prefix>-<skill_name>`. Default `aria`.
+    /// The naming prefix: manifests are named `<prefix>-<skill_name>`. Default `aria`; empty
+    /// means names carry no prefix.
     pub prefix: String,
     /// The focuses `focus_affinity` may name; empty accepts any.
     pub known_focuses: Vec<String>,
-    /// The largest highest layer (default 4).
+    /// The highest layer (default 4).
     pub max_layer: u8,
+    /// The most tools one manifest may define (default 128); more is
+    /// [`Rule::ManifestLimitExceeded`], and no tool schema is compiled.
+    pub max_tools: usize,
+    /// The most regular expressions (`pattern` values and `patternProperties` keys) all tool
+    /// schemas together may hold (default 256); more is [`Rule::ManifestLimitExceeded`].
+    pub max_patterns: usize,
 }
 
 impl Default for ManifestOptions {
@@ -57,6 +69,8 @@ impl Default for ManifestOptions {
             prefix: "aria".to_owned(),
             known_focuses: DEFAULT_FOCUSES.iter().map(|s| (*s).to_owned()).collect(),
             max_layer: 4,
+            max_tools: 128,
+            max_patterns: 256,
         }
     }
 }
@@ -180,11 +194,9 @@ impl ParsedManifest {
 }
 
 impl SkillManifest {
-    /// The `<skill_name>` part of the name, if it carries `prefix`.
+    /// The `<skill_name>` part of the name, if it carries `prefix` (see [`strip_prefix`]).
     pub fn skill_name<'a>(&'a self, prefix: &str) -> Option<&'a str> {
-        self.name
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.strip_prefix('-'))
+        strip_prefix(&self.name, prefix)
     }
 
     /// The manifest as pretty-printed JSON (tools under `input_schema`).
@@ -238,6 +250,24 @@ impl SkillManifest {
     }
 }
 
+/// The `<skill_name>` of a manifest name `<prefix>-<skill_name>`; with an empty prefix, the
+/// whole name.
+///
+/// ```
+/// use skills_core::strip_prefix;
+///
+/// assert_eq!(strip_prefix("aria-web_search", "aria"), Some("web_search"));
+/// assert_eq!(strip_prefix("web_search", "aria"), None);
+/// assert_eq!(strip_prefix("web_search", ""), Some("web_search"));
+/// ```
+pub fn strip_prefix<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
+    if prefix.is_empty() {
+        return Some(name);
+    }
+    name.strip_prefix(prefix)
+        .and_then(|rest| rest.strip_prefix('-'))
+}
+
 /// `^[a-z0-9]+([_-][a-z0-9]+)*$`: snake_case or kebab-case ASCII.
 fn is_skill_name(name: &str) -> bool {
     !name.is_empty()
@@ -283,7 +313,18 @@ impl ManifestReader<'_> {
     }
 
     fn read(&mut self, bytes: &[u8]) -> Option<SkillManifest> {
-        let text = match std::str::from_utf8(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)) {
+        let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(rest) => {
+                self.sink.push(
+                    Rule::EncodingBom,
+                    Some(1),
+                    "a UTF-8 byte-order mark was stripped",
+                );
+                rest
+            }
+            None => bytes,
+        };
+        let text = match std::str::from_utf8(bytes) {
             Ok(text) => text,
             Err(err) => {
                 self.push(
@@ -296,8 +337,17 @@ impl ManifestReader<'_> {
                 return None;
             }
         };
-        let value: Value = match serde_json::from_str(text) {
-            Ok(value) => value,
+        let value: Value = match json::read(text) {
+            Ok((value, duplicates)) => {
+                for (pointer, line) in duplicates {
+                    self.sink.push(
+                        Rule::ManifestDuplicateKey,
+                        Some(line),
+                        format!("key `{pointer}` appears more than once; the last value is used"),
+                    );
+                }
+                value
+            }
             Err(err) => {
                 self.sink.push(
                     Rule::ManifestSyntax,
@@ -393,9 +443,7 @@ impl ManifestReader<'_> {
         let name = self.string("name", value)?;
         self.name = Some(name.clone());
         let prefix = &self.options.prefix;
-        let skill_name = name
-            .strip_prefix(prefix.as_str())
-            .and_then(|rest| rest.strip_prefix('-'));
+        let skill_name = strip_prefix(&name, prefix);
         match skill_name {
             Some(skill_name) if is_skill_name(skill_name) => {
                 if let Some(directory) = self.directory
@@ -410,9 +458,13 @@ impl ManifestReader<'_> {
             }
             _ => self.push(
                 Rule::ManifestNameFormat,
-                format!(
-                    "manifest name `{name}` must be `{prefix}-<skill_name>` with a snake_case skill name"
-                ),
+                if prefix.is_empty() {
+                    format!("manifest name `{name}` must be a snake_case skill name")
+                } else {
+                    format!(
+                        "manifest name `{name}` must be `{prefix}-<skill_name>` with a snake_case skill name"
+                    )
+                },
             ),
         }
         Some(name)
@@ -470,10 +522,7 @@ impl ManifestReader<'_> {
 
     fn dependencies(&mut self, value: Option<Value>, name: Option<&str>) -> Option<Vec<String>> {
         let dependencies = self.string_array("dependencies", value)?;
-        let own = name.and_then(|n| {
-            n.strip_prefix(self.options.prefix.as_str())
-                .and_then(|r| r.strip_prefix('-'))
-        });
+        let own = name.and_then(|n| strip_prefix(n, &self.options.prefix));
         let mut seen = BTreeSet::new();
         for dependency in &dependencies {
             let problem = if dependency.trim().is_empty() {
@@ -526,6 +575,29 @@ impl ManifestReader<'_> {
             self.wrong_type("tools", "an array of tool objects", &value);
             return None;
         };
+        // Compiling a schema costs time (regular expressions above all): bound the number.
+        if items.len() > self.options.max_tools {
+            self.push(
+                Rule::ManifestLimitExceeded,
+                format!(
+                    "skill.json defines {} tools; at most {} are allowed",
+                    items.len(),
+                    self.options.max_tools
+                ),
+            );
+            return None;
+        }
+        let patterns: usize = items.iter().map(count_patterns).sum();
+        if patterns > self.options.max_patterns {
+            self.push(
+                Rule::ManifestLimitExceeded,
+                format!(
+                    "the tool schemas hold {patterns} regular expressions; at most {} are allowed",
+                    self.options.max_patterns
+                ),
+            );
+            return None;
+        }
         let mut tools = Vec::with_capacity(items.len());
         let mut names = BTreeSet::new();
         let mut ok = true;
@@ -659,7 +731,7 @@ impl ManifestReader<'_> {
             );
             return false;
         }
-        if let Err(err) = jsonschema::validator_for(schema) {
+        if let Err(err) = compile_schema(schema) {
             self.push(
                 Rule::ToolSchemaInvalid,
                 format!("{label}: the input schema cannot be compiled: {err}"),
@@ -794,6 +866,40 @@ mod tests {
     }
 
     #[test]
+    fn duplicate_keys_and_bom() {
+        let text = "{\"name\": \"aria-web_search\",\n \"layer\": 0,\n \"layer\": 4, \"tools\": [{\"name\": \"a\", \"name\": \"b\"}]}";
+        let p = SkillManifest::parse(
+            text.as_bytes(),
+            None,
+            &ManifestOptions::default(),
+            Profile::Lenient,
+        );
+        let dups: Vec<(&str, Option<usize>)> = p
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule == Rule::ManifestDuplicateKey)
+            .map(|d| (d.message.as_str(), d.line))
+            .collect();
+        assert_eq!(dups.len(), 2, "{dups:?}");
+        assert!(dups[0].0.contains("`/layer`"));
+        assert_eq!(dups[0].1, Some(3));
+        assert!(dups[1].0.contains("`/tools/0/name`"));
+        let with_bom = [&b"\xEF\xBB\xBF"[..], base().to_string().as_bytes()].concat();
+        let p = SkillManifest::parse(
+            &with_bom,
+            Some("web_search"),
+            &ManifestOptions::default(),
+            Profile::Spec,
+        );
+        assert_eq!(codes_of(&p), vec!["encoding-bom"]);
+        assert!(p.manifest.is_some());
+    }
+
+    fn codes_of(p: &ParsedManifest) -> Vec<&'static str> {
+        p.diagnostics.iter().map(Diagnostic::code).collect()
+    }
+
+    #[test]
     fn syntax_and_shape() {
         let p = SkillManifest::parse(
             b"{\n\"name\": }",
@@ -840,6 +946,14 @@ mod tests {
             Profile::Spec,
         );
         assert!(acme.diagnostics.is_empty(), "{:?}", acme.diagnostics);
+        let bare = SkillManifest::parse(
+            with("/name", json!("web_search")).to_string().as_bytes(),
+            Some("web_search"),
+            &ManifestOptions::with_prefix(""),
+            Profile::Spec,
+        );
+        assert!(bare.diagnostics.is_empty(), "{:?}", bare.diagnostics);
+        assert_eq!(bare.manifest.unwrap().skill_name(""), Some("web_search"));
     }
 
     #[test]
@@ -961,6 +1075,75 @@ mod tests {
         let tool = v["tools"][0].clone();
         v["tools"].as_array_mut().unwrap().push(tool);
         assert_eq!(codes(&v), vec!["tool-name-duplicate"]);
+    }
+
+    #[test]
+    fn tool_count_is_bounded() {
+        let options = ManifestOptions {
+            max_tools: 2,
+            ..ManifestOptions::default()
+        };
+        let tool = base()["tools"][0].clone();
+        let mut v = base();
+        let mut second = tool.clone();
+        second["name"] = json!("other");
+        v["tools"] = json!([tool.clone(), second.clone()]);
+        let ok = SkillManifest::parse(
+            v.to_string().as_bytes(),
+            Some("web_search"),
+            &options,
+            Profile::Spec,
+        );
+        assert!(ok.diagnostics.is_empty(), "{:?}", ok.diagnostics);
+        let mut third = tool;
+        third["name"] = json!("third");
+        v["tools"] = json!([v["tools"][0].clone(), second, third]);
+        let over = SkillManifest::parse(
+            v.to_string().as_bytes(),
+            Some("web_search"),
+            &options,
+            Profile::Spec,
+        );
+        assert_eq!(over.diagnostics[0].rule, Rule::ManifestLimitExceeded);
+        assert!(over.manifest.is_none());
+    }
+
+    #[test]
+    fn an_explosive_pattern_is_refused_quickly() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string", "pattern": "((a{100}){100}){100}"}}});
+        let started = std::time::Instant::now();
+        let mut v = base();
+        v["tools"] = json!((0..100).map(|i| json!({"name": format!("t{i}"), "description": "d", "input_schema": schema.clone()})).collect::<Vec<_>>());
+        let options = ManifestOptions {
+            max_patterns: 100,
+            ..ManifestOptions::default()
+        };
+        let parsed = SkillManifest::parse(
+            v.to_string().as_bytes(),
+            Some("web_search"),
+            &options,
+            Profile::Spec,
+        );
+        assert_eq!(parsed.diagnostics.len(), 100);
+        assert!(
+            parsed
+                .diagnostics
+                .iter()
+                .all(|d| d.rule == Rule::ToolSchemaInvalid)
+        );
+        // Not a timing assertion: a report of what it took, for a person reading the log.
+        println!("100 explosive patterns refused in {:?}", started.elapsed());
+        // One more expression than allowed, and nothing is compiled.
+        let mut one_more = v.clone();
+        one_more["tools"][0]["input_schema"]["patternProperties"] = json!({"^x": {}});
+        let over = SkillManifest::parse(
+            one_more.to_string().as_bytes(),
+            Some("web_search"),
+            &options,
+            Profile::Spec,
+        );
+        assert_eq!(over.diagnostics.len(), 1);
+        assert_eq!(over.diagnostics[0].rule, Rule::ManifestLimitExceeded);
     }
 
     #[test]
