@@ -210,3 +210,17 @@ proptest! {
         prop_assert_eq!(again.manifest, Some(manifest));
     }
 }
+
+/// Found by the `skill_md` fuzz target: a number tag on text that is not a number.
+#[test]
+fn regression_tagged_non_number_round_trips() {
+    let text = "---\nname: a\ndescription: d\nx: !!int true\ny: !!float abc\nz: !!int '7'\n---\n";
+    let first = SkillMd::parse_str(text, None, &lenient()).document.unwrap();
+    assert_eq!(
+        first.frontmatter.extra["x"],
+        YamlValue::String("true".into())
+    );
+    assert_eq!(first.frontmatter.extra["z"], YamlValue::Number("7".into()));
+    let again = SkillMd::parse_str(&first.to_markdown(), None, &lenient()).document;
+    assert_eq!(again, Some(first));
+}

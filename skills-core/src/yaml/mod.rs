@@ -424,7 +424,15 @@ fn scalar_kind(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> ScalarKind 
                     _ => ScalarKind::String,
                 };
             }
-            Some("int" | "float") => return ScalarKind::Number,
+            // A number tag on text that is no number (`!!int true`) cannot be kept as a
+            // number that writes back as one; it stays the text it is.
+            Some("int" | "float") => {
+                return if is_core_number(text) || matches!(text, ".nan" | ".NaN" | ".NAN") {
+                    ScalarKind::Number
+                } else {
+                    ScalarKind::String
+                };
+            }
             Some(_) => return ScalarKind::String,
             // The non-specific tag `!` forces a string; custom tags resolve as untagged.
             None if tag.parts() == ("", "!") => return ScalarKind::String,
@@ -551,7 +559,9 @@ mod tests {
 
     #[test]
     fn tags_override_resolution() {
-        let e = entries("a: !!str 123\nb: !!int '7'\nc: ! 12\nd: !custom 12\ne: !!null x\n");
+        let e = entries(
+            "a: !!str 123\nb: !!int '7'\nc: ! 12\nd: !custom 12\ne: !!null x\nf: !!int true\ng: !!float .nan\n",
+        );
         let got: Vec<_> = e.iter().map(|e| scalar(&e.value).1).collect();
         assert_eq!(
             got,
@@ -560,7 +570,9 @@ mod tests {
                 ScalarKind::Number,
                 ScalarKind::String,
                 ScalarKind::Number,
-                ScalarKind::Null
+                ScalarKind::Null,
+                ScalarKind::String,
+                ScalarKind::Number,
             ]
         );
     }
