@@ -139,9 +139,9 @@ rules! {
     SkillMdTooLarge = "skill-md-too-large", Error, Error;
     /// `SKILL.md` is a symlink whose target lies outside the skill directory.
     SkillMdSymlinkEscape = "skill-md-symlink-escape", Error, Error;
-    /// The bytes are UTF-16 or UTF-32, not UTF-8.
+    /// The bytes (of SKILL.md or skill.json) are UTF-16 or UTF-32, not UTF-8.
     EncodingUtf16 = "encoding-utf16", Error, Error;
-    /// The bytes are not valid UTF-8.
+    /// The bytes (of SKILL.md or skill.json) are not valid UTF-8.
     EncodingInvalidUtf8 = "encoding-invalid-utf8", Error, Error;
     /// A UTF-8 byte-order mark was found and stripped.
     EncodingBom = "encoding-bom", Warning, Warning;
@@ -224,8 +224,7 @@ rules! {
     ExtensionFieldInvalid = "extension-field-invalid", Warning, Warning;
 
     // ---- skill.json v2 manifest -------------------------------------------------------
-    /// `skill.json` could not be read: not a file, a symlink out of the skill, too large, or
-    /// not UTF-8.
+    /// `skill.json` could not be read: not a file, a symlink out of the skill, or too large.
     ManifestUnreadable = "skill-json-unreadable", Error, Error;
     /// `skill.json` is not valid JSON.
     ManifestSyntax = "skill-json-syntax", Error, Error;

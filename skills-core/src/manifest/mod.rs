@@ -313,31 +313,9 @@ impl ManifestReader<'_> {
     }
 
     fn read(&mut self, bytes: &[u8]) -> Option<SkillManifest> {
-        let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
-            Some(rest) => {
-                self.sink.push(
-                    Rule::EncodingBom,
-                    Some(1),
-                    "a UTF-8 byte-order mark was stripped",
-                );
-                rest
-            }
-            None => bytes,
-        };
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(err) => {
-                self.push(
-                    Rule::ManifestUnreadable,
-                    format!(
-                        "skill.json is not valid UTF-8 (first invalid byte at offset {})",
-                        err.valid_up_to()
-                    ),
-                );
-                return None;
-            }
-        };
-        let value: Value = match json::read(text) {
+        // The same decoding as SKILL.md: BOM, UTF-16/32 and invalid UTF-8 are reported alike.
+        let text = crate::text::decode(bytes, self.sink)?;
+        let value: Value = match json::read(&text) {
             Ok((value, duplicates)) => {
                 for (pointer, line) in duplicates {
                     self.sink.push(
@@ -911,8 +889,22 @@ mod tests {
         assert_eq!(p.diagnostics[0].line, Some(2));
         let p = SkillManifest::parse(b"[1]", None, &ManifestOptions::default(), Profile::Spec);
         assert_eq!(p.diagnostics[0].code(), "skill-json-not-object");
-        let p = SkillManifest::parse(b"{\xff}", None, &ManifestOptions::default(), Profile::Spec);
-        assert_eq!(p.diagnostics[0].code(), "skill-json-unreadable");
+        let p = SkillManifest::parse(
+            b"{\n\xff}",
+            None,
+            &ManifestOptions::default(),
+            Profile::Spec,
+        );
+        assert_eq!(p.diagnostics[0].code(), "encoding-invalid-utf8");
+        assert_eq!(p.diagnostics[0].line, Some(2));
+        let utf16: Vec<u8> = "{}".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let p = SkillManifest::parse(
+            &[&[0xFF, 0xFE][..], &utf16].concat(),
+            None,
+            &ManifestOptions::default(),
+            Profile::Spec,
+        );
+        assert_eq!(p.diagnostics[0].code(), "encoding-utf16");
     }
 
     #[test]
