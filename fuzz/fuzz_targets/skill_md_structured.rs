@@ -13,21 +13,8 @@ use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use skills_core_fuzz::check_skill_md;
 
-const KEYS: &[&str] = &[
-    "name",
-    "description",
-    "license",
-    "compatibility",
-    "metadata",
-    "allowed-tools",
-    "tags",
-    "version",
-    "category",
-    "requires-tools",
-    "argument-hint",
-    "disable-model-invocation",
-    "user-invocable",
-    "model",
+/// Keys beyond the ones the library knows: merge keys, odd and quoted spellings, empty.
+const ODD_KEYS: &[&str] = &[
     "author",
     "x-custom",
     "<<",
@@ -38,6 +25,20 @@ const KEYS: &[&str] = &[
     "~",
     "",
 ];
+
+/// Every key the library knows (standard, extension, client), then the odd ones.
+fn keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        skills_core::STANDARD_KEYS
+            .iter()
+            .chain(skills_core::EXTENSION_KEYS)
+            .chain(skills_core::CLIENT_KEYS)
+            .chain(ODD_KEYS)
+            .copied()
+            .collect()
+    })
+}
 
 const WORDS: &[&str] = &[
     "pdf-tools",
@@ -253,7 +254,7 @@ impl Gen<'_, '_> {
                     let key = if self.u.ratio(1, 2)? {
                         self.inline_scalar(true)?
                     } else {
-                        (*self.u.choose(KEYS)?).to_owned()
+                        (*self.u.choose(keys())?).to_owned()
                     };
                     out.push_str(&format!("{}{key}:", self.pad(indent)));
                     out.push_str(&self.value(indent + 2, depth + 1)?);
@@ -302,7 +303,7 @@ fn build(u: &mut Unstructured<'_>) -> Result<(Option<&'static str>, Vec<u8>)> {
         let key = if g.u.ratio(1, 10)? {
             g.inline_scalar(true)?
         } else {
-            (*g.u.choose(KEYS)?).to_owned()
+            (*g.u.choose(keys())?).to_owned()
         };
         out.push_str(&key);
         out.push(':');
