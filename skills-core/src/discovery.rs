@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::skill::{
-    LoadOptions, SKILL_JSON, SKILL_MD, Skill, SkillReport, entry_files, load_skill_dir,
+    LoadOptions, SKILL_JSON, SKILL_MD, Skill, SkillReport, entry_files, load_listed, load_skill_dir,
 };
 
 /// The project-relative roots scanned by default.
@@ -198,7 +198,7 @@ impl Scan<'_> {
             }
             match entry_files(&dir) {
                 Ok(entries) if entries.is_skill() => {
-                    let mut report = load_skill_dir(&dir, &self.discovery.options);
+                    let mut report = load_listed(&dir, &entries, &self.discovery.options);
                     report.root = Some(root.to_path_buf());
                     self.report.reports.push(report);
                     continue;
@@ -302,8 +302,10 @@ pub fn load_path(path: &Path, options: &LoadOptions) -> DiscoveryReport {
             ),
         ));
     }
-    if entry_files(path).is_ok_and(|e| e.is_skill()) {
-        return single(load_skill_dir(path, options));
+    if let Ok(entries) = entry_files(path)
+        && entries.is_skill()
+    {
+        return single(load_listed(path, &entries, options));
     }
     let mut report = Discovery::new(options.clone()).root(path).run();
     if report.reports.is_empty() {

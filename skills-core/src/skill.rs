@@ -299,7 +299,13 @@ pub fn load_skill_dir(dir: &Path, options: &LoadOptions) -> SkillReport {
         report.diagnostics[0].file = Some(SKILL_MD.to_owned());
         return report;
     }
-    Loader::new(dir, options).load(&entries)
+    load_listed(dir, &entries, options)
+}
+
+/// Loads a skill directory whose entry files the caller has already listed (discovery does,
+/// to decide that it is a skill), so the directory is not listed twice.
+pub(crate) fn load_listed(dir: &Path, entries: &EntryFiles, options: &LoadOptions) -> SkillReport {
+    Loader::new(dir, options).load(entries)
 }
 
 /// With a skill.json beside it, a SKILL.md without frontmatter is seed 001's optional

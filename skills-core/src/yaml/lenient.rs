@@ -81,8 +81,9 @@ fn quote_line(line: &str) -> Option<String> {
     }
     let colon = rest.find(": ")?;
     let after_key = &rest[colon + 2..];
-    let value = strip_comment(after_key).trim();
-    let comment = &after_key[strip_comment(after_key).len()..];
+    let uncommented = strip_comment(after_key);
+    let value = uncommented.trim();
+    let comment = &after_key[uncommented.len()..];
     let value_first = value.chars().next()?;
     if "'\"[{|>&*!#".contains(value_first) || !value.contains(": ") {
         return None;
