@@ -1,0 +1,2 @@
+//! Placeholder: the sanitizer benchmarks land with the sanitization pipeline.
+fn main() {}
