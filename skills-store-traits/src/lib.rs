@@ -1,9 +1,64 @@
-//! Storage for agent skills, behind traits the host implements.
+//! Store traits for agent skills, their in-memory implementations and a conformance suite.
 //!
-//! This crate will hold the object-safe async store traits (skills and their files and
-//! assignments, audit records, trust history, execution plans and working memory, agent
-//! memory), an in-memory implementation of each, and one conformance suite that every
-//! backend must pass. It depends only on `skills-core`.
+//! Durable records are the source of truth for a skills platform (seed 002 section 3): skills
+//! with their supporting files and assignments, the audit trail, trust history, execution
+//! plans with their working memory, and agent memory. This crate defines one object-safe
+//! async trait per kind of record, so a host can back each with its own database:
 //!
-//! It is intentionally empty until that work lands: see `ARCHITECTURE.md` at the repository
-//! root for the crate family's layout.
+//! | trait | records |
+//! |---|---|
+//! | [`SkillStore`] | skills, their files, their assignments (seed 002 sections 2 and 7) |
+//! | [`AuditStore`] | append-only audit chains (seed 000 `skill_audit_log`) |
+//! | [`TrustStore`] | trust history per user and skill (`skill_trust_history`) |
+//! | [`PlanStore`] | execution plans and their working memory |
+//! | [`MemoryStore`] | agent memory: episodes, facts, procedures, preferences |
+//!
+//! Every record belongs to a tenant ([`TenantId`]), and the records of per-user tables to a
+//! user ([`UserScope`]); no call reads or changes another tenant's or user's records.
+//! Validation (seed 002 section 6.3, limits of 15.9) and uniqueness are part of each trait's
+//! contract, so callers cannot forget them; [`in_memory`] has a reference implementation of
+//! every trait, and the `conformance` feature exposes the contract tests every backend runs.
+//!
+//! ```
+//! use skills_store_traits::{in_memory::InMemorySkillStore, NewSkill, SkillStore, TenantId};
+//!
+//! # futures::executor::block_on(async {
+//! let store = InMemorySkillStore::new();
+//! let tenant = TenantId::new("acme");
+//! let skill = store
+//!     .create_skill(&tenant, NewSkill::new("Jira Triage", "jira-triage", "# Triage\n"))
+//!     .await?;
+//! assert_eq!(store.find_skill_by_slug(&tenant, "jira-triage").await?, Some(skill));
+//! // Another tenant sees nothing.
+//! assert_eq!(store.find_skill_by_slug(&TenantId::new("other"), "jira-triage").await?, None);
+//! # Ok::<(), skills_store_traits::Error>(())
+//! # }).unwrap();
+//! ```
+
+pub mod audit;
+pub mod error;
+pub mod in_memory;
+pub mod memory;
+pub mod plans;
+pub mod skills;
+pub mod tenancy;
+pub mod time;
+pub mod trust;
+pub mod validate;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+pub use audit::AuditStore;
+pub use error::{Error, Result, Violation};
+pub use memory::MemoryStore;
+pub use plans::PlanStore;
+pub use skills::{
+    AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill,
+    NewSkillFile, SKILL_CATEGORIES, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
+    SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, assignment_order,
+};
+pub use tenancy::{TenantId, UserId, UserScope};
+pub use time::{Clock, ManualClock, SystemClock, Timestamp, new_id};
+pub use trust::TrustStore;
+pub use validate::StoreLimits;

@@ -1,0 +1,68 @@
+//! Operator edits with the rules the store alone cannot know: plugin skills are read-only to
+//! admins (seed 002 section 10.2), and duplication copies a skill under a new slug (6.2).
+
+use skills_store_traits::{
+    NewSkill, NewSkillFile, SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TenantId,
+    Violation,
+};
+
+use crate::error::{Error, Result};
+use crate::stored::StoredSkill;
+
+/// Applies an admin edit; refuses plugin skills with [`Violation::ReadOnlyPluginSkill`].
+pub async fn update_skill(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+    update: SkillUpdate,
+) -> Result<SkillRecord> {
+    let current = store
+        .find_skill_by_id(tenant, skill_id)
+        .await?
+        .ok_or_else(|| skills_store_traits::Error::not_found("skill", skill_id))?;
+    refuse_plugin(&current)?;
+    store
+        .update_skill(tenant, skill_id, update)
+        .await?
+        .ok_or_else(|| skills_store_traits::Error::not_found("skill", skill_id).into())
+}
+
+/// Refuses admin changes to a plugin skill's content.
+pub fn refuse_plugin(skill: &SkillRecord) -> Result<()> {
+    if skill.source_kind == SkillSourceKind::Plugin {
+        return Err(Error::invalid("skill", Violation::ReadOnlyPluginSkill));
+    }
+    Ok(())
+}
+
+/// Copies a skill with its files under `new_slug` (seed 002 `skills.duplicate`). The copy is
+/// an admin skill (editable even when the original came from a plugin) and has no
+/// assignments.
+pub async fn duplicate_skill(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+    new_slug: &str,
+) -> Result<SkillRecord> {
+    let source = StoredSkill::load(store, tenant, skill_id).await?;
+    let r = source.record;
+    let mut copy = NewSkill::new(r.name, new_slug, r.content);
+    copy.description = r.description;
+    copy.category = Some(r.category);
+    copy.is_directory = r.is_directory;
+    copy.version = r.version;
+    copy.enabled = Some(r.enabled);
+    copy.tags = r.tags;
+    copy.requires_tools = r.requires_tools;
+    copy.metadata = r.metadata;
+    copy.files = source
+        .files
+        .into_iter()
+        .map(|f| {
+            let mut file = NewSkillFile::new(f.relative_path, f.content);
+            file.content_type = Some(f.content_type);
+            file
+        })
+        .collect();
+    Ok(store.create_skill(tenant, copy).await?)
+}

@@ -1,0 +1,346 @@
+//! The unified resolver (seed 002 sections 5 and 10.3): one index of the skills an agent can
+//! use, merged from the store (admin and plugin skills assigned to it) and the project's
+//! repo skills (from skills-core discovery).
+//!
+//! Order and precedence: on a slug clash admin beats plugin beats repo; the loser stays
+//! visible (the agent can still read it from its own path) but is marked
+//! [`shadowed`](ResolvedSkill::shadowed) and comes after the winner. Entries are ordered by
+//! source (admin, plugin, repo), then by assignment priority (high first), then by slug, so
+//! the winner of every clash is listed first and priority orders within a source. Two repo
+//! skills with one slug (a project skill and a user-level one) keep discovery order: the
+//! first wins, the second is shadowed and a warning says so.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+use skills_core::Skill;
+use skills_store_traits::{AssignedSkill, SkillSourceKind, SkillStore, TenantId};
+
+use crate::error::Result;
+use crate::sandbox::DEFAULT_SANDBOX_SKILLS_DIR;
+
+/// Where a resolved skill comes from, in precedence order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkillOrigin {
+    /// An admin skill from the store (seed 002's `db` source).
+    Admin,
+    /// A plugin-contributed skill from the store.
+    Plugin,
+    /// A skill discovered in the project tree.
+    Repo,
+}
+
+impl SkillOrigin {
+    /// `admin`, `plugin` or `repo`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillOrigin::Admin => "admin",
+            SkillOrigin::Plugin => "plugin",
+            SkillOrigin::Repo => "repo",
+        }
+    }
+}
+
+/// A supporting file as the resolver lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SupportingFile {
+    /// Path relative to the skill directory.
+    pub relative_path: String,
+    /// MIME type.
+    pub content_type: String,
+}
+
+/// One entry of the merged index (seed 002 section 5.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ResolvedSkill {
+    /// The lookup id: the slug for stored skills, the lowercase name for repo skills.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Source.
+    pub source: SkillOrigin,
+    /// The skill's store id (admin), plugin id (plugin) or directory (repo).
+    pub source_ref: String,
+    /// Whether it has supporting files.
+    pub is_directory: bool,
+    /// Supporting files, by path.
+    pub supporting_files: Vec<SupportingFile>,
+    /// Where a stored skill lives in the sandbox (`<sandbox skills dir>/<slug>`).
+    pub sandbox_path: Option<String>,
+    /// Where a repo skill lives in the project tree.
+    pub absolute_path: Option<PathBuf>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Category (`general` when a repo skill names none).
+    pub category: String,
+    /// Always true for resolved entries: disabled skills and assignments are left out.
+    pub enabled: bool,
+    /// Tools the skill expects.
+    pub requires_tools: Vec<String>,
+    /// Version.
+    pub version: Option<String>,
+    /// The highest priority among the assignments that reach the agent (0 for repo skills).
+    pub priority: i64,
+    /// Whether any reaching assignment asks for the description in the prompt.
+    pub auto_inject: bool,
+    /// Another source with the same id takes precedence.
+    pub shadowed: bool,
+}
+
+/// The merged index and what was noticed while merging.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Resolution {
+    /// Every entry, winners before the entries they shadow.
+    pub skills: Vec<ResolvedSkill>,
+    /// Clashes worth telling an operator about.
+    pub warnings: Vec<String>,
+}
+
+impl Resolution {
+    /// The entry `query` names: a case-insensitive match on id (slug) first, then on name;
+    /// the winner of a clash.
+    pub fn find(&self, query: &str) -> Option<&ResolvedSkill> {
+        let query = query.trim().to_lowercase();
+        self.skills
+            .iter()
+            .find(|s| s.id.to_lowercase() == query)
+            .or_else(|| self.skills.iter().find(|s| s.name.to_lowercase() == query))
+    }
+
+    /// The entries that are not shadowed.
+    pub fn winners(&self) -> impl Iterator<Item = &ResolvedSkill> {
+        self.skills.iter().filter(|s| !s.shadowed)
+    }
+}
+
+/// Resolves skills for agents.
+#[derive(Debug, Clone)]
+pub struct Resolver {
+    sandbox_dir: String,
+}
+
+impl Default for Resolver {
+    fn default() -> Self {
+        Resolver {
+            sandbox_dir: DEFAULT_SANDBOX_SKILLS_DIR.to_owned(),
+        }
+    }
+}
+
+impl Resolver {
+    /// A resolver whose sandbox paths are under [`DEFAULT_SANDBOX_SKILLS_DIR`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the skills directory as the agent sees it inside its sandbox.
+    pub fn sandbox_dir(mut self, dir: impl Into<String>) -> Self {
+        self.sandbox_dir = dir.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// Resolves everything `agent_id` (in `team_id`) may use: enabled stored skills with an
+    /// enabled assignment reaching it, merged with `repo_skills` in discovery order.
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// use skills_catalog::{Resolver, SkillOrigin};
+    /// use skills_store_traits::{in_memory::InMemorySkillStore, NewAssignment, NewSkill, SkillStore, TenantId};
+    ///
+    /// let store = InMemorySkillStore::new();
+    /// let tenant = TenantId::new("acme");
+    /// let skill = store.create_skill(&tenant, NewSkill::new("PDF Tools", "pdf-tools", "# PDF\n")).await?;
+    /// store.create_assignment(&tenant, NewAssignment::global(&skill.id)).await?;
+    /// let repo = skills_core::Discovery::new(Default::default())
+    ///     .root(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/skills"))
+    ///     .run()
+    ///     .into_skills();
+    /// let resolution = Resolver::new().resolve_for_agent(&store, &tenant, "agent-1", None, &repo).await?;
+    /// let winner = resolution.find("PDF-TOOLS").unwrap();
+    /// assert_eq!(winner.source, SkillOrigin::Admin);
+    /// assert_eq!(winner.sandbox_path.as_deref(), Some("/home/sprite/.skills/pdf-tools"));
+    /// // The repo skill of the same slug is still listed, after the winner.
+    /// assert!(resolution.skills.iter().any(|s| s.id == "pdf-tools" && s.shadowed && s.source == SkillOrigin::Repo));
+    /// # Ok::<(), skills_catalog::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn resolve_for_agent(
+        &self,
+        store: &dyn SkillStore,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+        repo_skills: &[Skill],
+    ) -> Result<Resolution> {
+        let assigned = store
+            .assignments_for_agent(tenant, agent_id, team_id)
+            .await?;
+        let mut stored = Vec::new();
+        for (skill_id, group) in group_by_skill(assigned) {
+            let files = store.list_skill_files(tenant, &skill_id).await?;
+            stored.extend(self.stored_entry(group, files));
+        }
+        let repo = repo_skills.iter().map(repo_entry).collect();
+        Ok(merge(stored, repo))
+    }
+
+    /// The winner for `query` (slug or name, case-insensitive) among what
+    /// [`Resolver::resolve_for_agent`] returns.
+    pub async fn resolve_by_slug(
+        &self,
+        store: &dyn SkillStore,
+        tenant: &TenantId,
+        query: &str,
+        agent_id: &str,
+        team_id: Option<&str>,
+        repo_skills: &[Skill],
+    ) -> Result<Option<ResolvedSkill>> {
+        let resolution = self
+            .resolve_for_agent(store, tenant, agent_id, team_id, repo_skills)
+            .await?;
+        Ok(resolution.find(query).cloned())
+    }
+
+    fn stored_entry(
+        &self,
+        group: Vec<AssignedSkill>,
+        files: Vec<skills_store_traits::SkillFileRecord>,
+    ) -> Option<ResolvedSkill> {
+        let priority = group.iter().map(|a| a.assignment.priority).max()?;
+        let auto_inject = group.iter().any(|a| a.assignment.auto_inject);
+        let skill = group.into_iter().next()?.skill;
+        let source = match skill.source_kind {
+            SkillSourceKind::Admin => SkillOrigin::Admin,
+            SkillSourceKind::Plugin => SkillOrigin::Plugin,
+        };
+        let source_ref = match source {
+            SkillOrigin::Plugin => skill.plugin_id.clone().unwrap_or_else(|| skill.id.clone()),
+            _ => skill.id.clone(),
+        };
+        Some(ResolvedSkill {
+            sandbox_path: Some(format!("{}/{}", self.sandbox_dir, skill.slug)),
+            id: skill.slug,
+            name: skill.name,
+            description: skill.description.unwrap_or_default(),
+            source,
+            source_ref,
+            is_directory: skill.is_directory || !files.is_empty(),
+            supporting_files: files
+                .into_iter()
+                .map(|f| SupportingFile {
+                    relative_path: f.relative_path,
+                    content_type: f.content_type,
+                })
+                .collect(),
+            absolute_path: None,
+            tags: skill.tags,
+            category: skill.category,
+            enabled: true,
+            requires_tools: skill.requires_tools,
+            version: skill.version,
+            priority,
+            auto_inject,
+            shadowed: false,
+        })
+    }
+}
+
+/// Enabled assignments of enabled skills, grouped by skill in first-seen (assignment) order.
+fn group_by_skill(assigned: Vec<AssignedSkill>) -> Vec<(String, Vec<AssignedSkill>)> {
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: BTreeMap<String, Vec<AssignedSkill>> = BTreeMap::new();
+    for item in assigned {
+        if !(item.assignment.enabled && item.skill.enabled) {
+            continue;
+        }
+        let id = item.skill.id.clone();
+        let group = groups.entry(id.clone()).or_default();
+        if group.is_empty() {
+            order.push(id);
+        }
+        group.push(item);
+    }
+    order
+        .into_iter()
+        .filter_map(|id| groups.remove(&id).map(|g| (id, g)))
+        .collect()
+}
+
+fn repo_entry(skill: &Skill) -> ResolvedSkill {
+    let front = skill.skill_md().map(|md| &md.frontmatter);
+    ResolvedSkill {
+        id: skill.name().to_lowercase(),
+        name: skill.name().to_owned(),
+        description: skill.description().to_owned(),
+        source: SkillOrigin::Repo,
+        source_ref: skill.dir().display().to_string(),
+        is_directory: !skill.files().is_empty(),
+        supporting_files: skill
+            .files()
+            .iter()
+            .map(|f| SupportingFile {
+                relative_path: f.path.clone(),
+                content_type: f.content_type.clone(),
+            })
+            .collect(),
+        sandbox_path: None,
+        absolute_path: Some(skill.dir().to_path_buf()),
+        tags: front.map(|f| f.tags.clone()).unwrap_or_default(),
+        category: front
+            .and_then(|f| f.category.clone())
+            .unwrap_or_else(|| "general".to_owned()),
+        enabled: true,
+        requires_tools: front.map(|f| f.requires_tools.clone()).unwrap_or_default(),
+        version: front.and_then(|f| f.version.clone()),
+        priority: 0,
+        auto_inject: false,
+        shadowed: false,
+    }
+}
+
+/// Merges entries of every source: sorts by (source, priority high first, id), keeping the
+/// given order among equals (repo discovery order), and marks every entry after the first
+/// with the same id as shadowed.
+///
+/// Exposed so hosts with other skill sources (a plugin runtime that does not store its
+/// skills) can merge their own entries with the same rules.
+pub fn merge(stored: Vec<ResolvedSkill>, repo: Vec<ResolvedSkill>) -> Resolution {
+    let mut skills: Vec<ResolvedSkill> = stored.into_iter().chain(repo).collect();
+    skills.sort_by(|a, b| {
+        a.source
+            .cmp(&b.source)
+            .then_with(|| b.priority.cmp(&a.priority))
+            .then_with(|| {
+                if a.source == SkillOrigin::Repo {
+                    std::cmp::Ordering::Equal
+                } else {
+                    a.id.cmp(&b.id)
+                }
+            })
+    });
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut winners: BTreeMap<String, SkillOrigin> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for skill in &mut skills {
+        if seen.insert(skill.id.clone()) {
+            winners.insert(skill.id.clone(), skill.source);
+        } else {
+            skill.shadowed = true;
+            let winner = winners.get(&skill.id).copied().unwrap_or(skill.source);
+            warnings.push(format!(
+                "{} skill `{}` ({}) is shadowed by the {} skill of the same slug",
+                skill.source.as_str(),
+                skill.id,
+                skill.source_ref,
+                winner.as_str()
+            ));
+        }
+    }
+    Resolution { skills, warnings }
+}

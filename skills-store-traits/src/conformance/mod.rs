@@ -1,0 +1,26 @@
+//! The store contract as tests: plain `pub async fn`s, one per contract, that every backend's
+//! test suite calls (feature `conformance`).
+//!
+//! Each function creates its own tenants and users with fresh random ids, so all of them can
+//! run against one store instance, in any order, even concurrently. A function panics (through
+//! `assert!`) when the backend breaks the contract, naming what broke.
+//!
+//! ```ignore
+//! #[tokio::test]
+//! async fn my_backend_passes() {
+//!     let store = MyBackend::open_temporary().await;
+//!     skills_store_traits::conformance::skills::run_all(&store).await;
+//! }
+//! ```
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::type_complexity
+)]
+
+pub mod audit;
+pub mod memory;
+pub mod plans;
+pub mod skills;
+pub mod trust;

@@ -1,0 +1,16 @@
+//! In-memory implementations of every store trait: the reference backends and the test
+//! default. Each is safe under concurrent use (one lock per store, never held across an
+//! `.await`) and keeps nothing after it is dropped.
+
+mod audit;
+mod lock;
+mod memory;
+mod plans;
+mod skills;
+mod trust;
+
+pub use audit::InMemoryAuditStore;
+pub use memory::InMemoryMemoryStore;
+pub use plans::InMemoryPlanStore;
+pub use skills::InMemorySkillStore;
+pub use trust::InMemoryTrustStore;
