@@ -1,8 +1,8 @@
 //! Portable import/export (JSON and tar.gz), plugin contributions, admin rules and the
 //! resolver.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::symlink;
 
 use skills::catalog::plugin::{self, ContributionSource, SkillContribution};
@@ -247,8 +247,11 @@ async fn tar_gz_export_is_deterministic_and_imports_back() {
     assert_eq!(files[1].content, "#!/bin/bash\necho report\n");
 }
 
+/// One raw archive entry: name, kind, data, and a declared size when it should lie.
+type RawEntry<'a> = (&'a str, tar::EntryType, &'a [u8], Option<u64>);
+
 /// Builds a tar.gz with raw headers, so hostile names and kinds can be written.
-fn raw_tar(entries: &[(&str, tar::EntryType, &[u8], Option<u64>)]) -> Vec<u8> {
+fn raw_tar(entries: &[RawEntry<'_>]) -> Vec<u8> {
     let mut out = Vec::new();
     {
         let encoder = flate2::write::GzEncoder::new(&mut out, flate2::Compression::fast());
@@ -278,7 +281,7 @@ fn hostile_archives_are_refused() {
     use tar::EntryType::{Block, Char, Fifo, Link, Regular, Symlink};
     let options = ImportOptions::default();
     let ok = ("evil/SKILL.md", Regular, SKILL_MD, None);
-    let cases: Vec<(Vec<(&str, tar::EntryType, &[u8], Option<u64>)>, &str)> = vec![
+    let cases: Vec<(Vec<RawEntry<'_>>, &str)> = vec![
         (
             vec![ok, ("evil/../../etc/cron.d/x", Regular, b"x", None)],
             "invalid",
@@ -326,8 +329,7 @@ fn decompression_bombs_stop_at_the_cap() {
     // 120 files of 100 KiB each: 12 MiB decompressed, a few tens of KiB compressed.
     let content = vec![b'x'; 100 * 1024];
     let names: Vec<String> = (0..120).map(|i| format!("s/f{i:03}.md")).collect();
-    let mut bomb: Vec<(&str, tar::EntryType, &[u8], Option<u64>)> =
-        vec![("s/SKILL.md", tar::EntryType::Regular, SKILL_MD, None)];
+    let mut bomb: Vec<RawEntry<'_>> = vec![("s/SKILL.md", tar::EntryType::Regular, SKILL_MD, None)];
     for name in &names {
         bomb.push((name, tar::EntryType::Regular, &content, None));
     }
@@ -341,7 +343,7 @@ fn decompression_bombs_stop_at_the_cap() {
     let many: Vec<(String, Vec<u8>)> = (0..30)
         .map(|i| (format!("s/f{i}.md"), b"x".to_vec()))
         .collect();
-    let mut entries: Vec<(&str, tar::EntryType, &[u8], Option<u64>)> =
+    let mut entries: Vec<RawEntry<'_>> =
         vec![("s/SKILL.md", tar::EntryType::Regular, SKILL_MD, None)];
     for (name, data) in &many {
         entries.push((name, tar::EntryType::Regular, data, None));

@@ -1,5 +1,6 @@
 //! Materialization, sandbox sync and the sync triggers, including attacks on the sandbox's
 //! skills directory.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -106,7 +107,7 @@ async fn materialize_is_lazy_checks_checksums_and_rewrites_stale_caches() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(names, [s.id.clone()]);
+    assert_eq!(names, std::slice::from_ref(&s.id));
 
     assert!(cache.invalidate(&s.id).unwrap());
     assert!(!first.path.exists());

@@ -1,5 +1,6 @@
 //! The skill-store conformance suite against the in-memory backend, one test per contract,
 //! plus concurrent use from real threads.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 
