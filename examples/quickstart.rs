@@ -2,15 +2,21 @@
 //!
 //! Discovers the skills shipped in `examples/skills/`, prints what it found (with every
 //! diagnostic), registers them beside a native Rust skill, checks the dependency graph and
-//! layer rules, initializes everything in dependency order and reports health.
+//! layer rules, initializes everything in dependency order and reports health. Then it puts
+//! the same skills into a store, assigns them, resolves them for an agent and syncs them into
+//! a temporary sandbox directory.
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use skills::catalog::portable::{self, ImportOptions};
+use skills::catalog::{LocalSandboxFs, Resolver, sync_agent};
 use skills::core::registry::{BoxError, HealthStatus, NativeSkill, SkillRegistry};
 use skills::core::{Discovery, LoadOptions};
+use skills::store::in_memory::InMemorySkillStore;
+use skills::store::{NewAssignment, SkillStore, TenantId};
 
 /// The layer-1 gateway skill the `web-research` skill depends on, implemented in Rust.
 struct ApiClient;
@@ -103,6 +109,7 @@ fn run(out: &mut impl Write) -> std::io::Result<()> {
         writeln!(out)?;
     }
 
+    let skill_dirs: Vec<_> = report.skills().map(|s| s.dir().to_path_buf()).collect();
     let mut registry = SkillRegistry::default();
     if registry.register_native(Arc::new(ApiClient)).is_err() {
         writeln!(out, "api_client was already registered")?;
@@ -121,6 +128,72 @@ fn run(out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "  initialized: {}", init.ready.join(", "))?;
     let health = futures::executor::block_on(registry.health());
     writeln!(out, "  health: {}", health.overall)?;
+
+    futures::executor::block_on(catalog(out, &skill_dirs))
+}
+
+fn io_error(error: skills::catalog::Error) -> std::io::Error {
+    std::io::Error::other(error.to_string())
+}
+
+/// Stores the skills, assigns them, resolves them for an agent and syncs its sandbox.
+async fn catalog(out: &mut impl Write, skill_dirs: &[std::path::PathBuf]) -> std::io::Result<()> {
+    let store = InMemorySkillStore::new();
+    let tenant = TenantId::new("demo");
+    let options = ImportOptions::default();
+    writeln!(out, "\nCatalog (in-memory store, tenant `demo`):")?;
+    for (index, dir) in skill_dirs.iter().enumerate() {
+        let document = portable::package_dir(dir, &options.limits).map_err(io_error)?;
+        let imported = portable::import(&store, &tenant, document, &options)
+            .await
+            .map_err(io_error)?;
+        // Half the skills go to everyone, the rest to the team `research`.
+        let assignment = if index % 2 == 0 {
+            NewAssignment::global(&imported.skill.id)
+        } else {
+            NewAssignment::team(&imported.skill.id, "research")
+        };
+        let assignment = store
+            .create_assignment(&tenant, assignment)
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        writeln!(
+            out,
+            "  stored {} ({} files), assigned {}",
+            imported.skill.slug,
+            store
+                .list_skill_files(&tenant, &imported.skill.id)
+                .await
+                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .len(),
+            assignment.scope.as_str()
+        )?;
+    }
+    let resolution = Resolver::new()
+        .resolve_for_agent(&store, &tenant, "agent-1", Some("research"), &[])
+        .await
+        .map_err(io_error)?;
+    let resolved: Vec<&str> = resolution.skills.iter().map(|s| s.id.as_str()).collect();
+    writeln!(out, "  resolved for agent-1: {}", resolved.join(", "))?;
+    let home = tempfile::tempdir()?;
+    let sandbox = LocalSandboxFs::new(home.path().join(".skills"));
+    let report = sync_agent(&store, &tenant, "agent-1", Some("research"), &sandbox)
+        .await
+        .map_err(io_error)?;
+    writeln!(
+        out,
+        "  synced into the sandbox: {}",
+        report.synced.join(", ")
+    )?;
+    let outsider = sync_agent(&store, &tenant, "agent-2", None, &sandbox)
+        .await
+        .map_err(io_error)?;
+    writeln!(
+        out,
+        "  agent-2 (no team) keeps {} and loses {}",
+        outsider.unchanged.join(", "),
+        outsider.removed.join(", ")
+    )?;
     Ok(())
 }
 
@@ -148,5 +221,8 @@ mod tests {
             "initialized: api_client, changelog-writer, git-commit-helper, pdf-tools, web-research"
         ));
         assert!(out.contains("health: healthy"));
+        assert!(out.contains("stored pdf-tools (2 files)"), "{out}");
+        assert!(out.contains("synced into the sandbox: changelog-writer, git-commit-helper, pdf-tools, web-research"), "{out}");
+        assert!(out.contains("agent-2 (no team) keeps changelog-writer, pdf-tools and loses git-commit-helper, web-research"), "{out}");
     }
 }

@@ -22,6 +22,7 @@ use skills_store_traits::{
 };
 
 use crate::error::{Error, Result, prefixed};
+use crate::portable::directory::{read_skill_dir, read_text};
 use crate::stored::StoredSkill;
 
 /// One skill a plugin contributes (seed 002's `SkillContribution`).
@@ -408,93 +409,4 @@ fn contained(root: &Path, relative: &str, field: &str) -> Result<PathBuf> {
         });
     }
     Ok(real)
-}
-
-fn read_text(path: &Path, limits: &StoreLimits) -> Result<String> {
-    let meta = fs::symlink_metadata(path).map_err(|e| Error::io("inspect", path, e))?;
-    if !meta.is_file() {
-        return Err(Error::UnsafePath {
-            path: path.to_path_buf(),
-            reason: "not a regular file",
-        });
-    }
-    if meta.len() > limits.max_skill_bytes {
-        return Err(Error::TooLarge {
-            what: format!("`{}`", path.display()),
-            limit: limits.max_skill_bytes,
-        });
-    }
-    let bytes = fs::read(path).map_err(|e| Error::io("read", path, e))?;
-    String::from_utf8(bytes).map_err(|_| {
-        Error::invalid(
-            path.display().to_string(),
-            skills_store_traits::Violation::Binary,
-        )
-    })
-}
-
-/// Reads `SKILL.md` and every regular file under a skill directory; symlinks and special
-/// files are refused, hidden entries (`.git`, `.DS_Store`) skipped.
-fn read_skill_dir(dir: &Path, limits: &StoreLimits) -> Result<(String, Vec<NewSkillFile>)> {
-    let content = read_text(&dir.join(skills_core::SKILL_MD), limits)?;
-    let mut files = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), String::new(), 0usize)];
-    let mut seen = 0usize;
-    while let Some((path, prefix, depth)) = stack.pop() {
-        let reader = fs::read_dir(&path).map_err(|e| Error::io("list", &path, e))?;
-        for entry in reader {
-            let entry = entry.map_err(|e| Error::io("list", &path, e))?;
-            seen += 1;
-            if seen > 2000 {
-                return Err(Error::TooLarge {
-                    what: format!("the entries under `{}`", dir.display()),
-                    limit: 2000,
-                });
-            }
-            let Ok(name) = entry.file_name().into_string() else {
-                return Err(Error::UnsafePath {
-                    path: entry.path(),
-                    reason: "the name is not UTF-8",
-                });
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let relative = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            let kind = entry
-                .file_type()
-                .map_err(|e| Error::io("inspect", entry.path(), e))?;
-            if kind.is_symlink() {
-                return Err(Error::UnsafePath {
-                    path: entry.path(),
-                    reason: "symlinks in plugin skill directories are refused",
-                });
-            } else if kind.is_dir() {
-                if depth >= 8 {
-                    return Err(Error::TooLarge {
-                        what: format!("the depth of `{}`", entry.path().display()),
-                        limit: 8,
-                    });
-                }
-                stack.push((entry.path(), relative, depth + 1));
-            } else if kind.is_file() {
-                if relative == skills_core::SKILL_MD {
-                    continue;
-                }
-                let text = read_text(&entry.path(), limits)?;
-                files.push(NewSkillFile::new(relative, text));
-            } else {
-                return Err(Error::UnsafePath {
-                    path: entry.path(),
-                    reason: "not a regular file or directory",
-                });
-            }
-        }
-    }
-    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    Ok((content, files))
 }

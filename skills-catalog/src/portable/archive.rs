@@ -16,10 +16,10 @@ use std::io::{Read, Write};
 
 use flate2::Compression;
 use flate2::read::GzDecoder;
-use skills_core::{ParseOptions, Profile, SKILL_MD, SkillMd};
-use skills_store_traits::{Violation, validate};
+use skills_core::SKILL_MD;
+use skills_store_traits::Violation;
 
-use super::{ExportMetadata, ImportOptions, PortableFile, PortableSkill, PortableSkillBody};
+use super::{ImportOptions, PortableFile, PortableSkill};
 use crate::error::{Error, Result};
 
 /// Writes a portable document as a `.tar.gz`: `<slug>/SKILL.md` and `<slug>/<path>` per file.
@@ -217,44 +217,7 @@ fn assemble(mut files: Vec<(String, String)>, options: &ImportOptions) -> Result
             message: "no SKILL.md at the archive root or under a single top-level directory".into(),
         });
     };
-    let parsed = SkillMd::parse_str(
-        &content,
-        top.as_deref(),
-        &ParseOptions::for_profile(Profile::Lenient),
-    );
-    let front = parsed.document.map(|d| d.frontmatter);
-    let name = front
-        .as_ref()
-        .map(|f| f.name.clone())
-        .filter(|n| !n.is_empty());
-    let slug = name
-        .clone()
-        .filter(|n| validate::check_slug("slug", n).is_ok())
-        .or(top.clone())
-        .unwrap_or_default();
-    let document = PortableSkill {
-        format_version: super::FORMAT_VERSION,
-        skill: PortableSkillBody {
-            name: name.unwrap_or_else(|| slug.clone()),
-            slug,
-            description: front
-                .as_ref()
-                .map(|f| f.description.clone())
-                .filter(|d| !d.is_empty()),
-            category: front.as_ref().and_then(|f| f.category.clone()),
-            tags: front.as_ref().map(|f| f.tags.clone()).unwrap_or_default(),
-            version: front.as_ref().and_then(|f| f.version.clone()),
-            requires_tools: front
-                .as_ref()
-                .map(|f| f.requires_tools.clone())
-                .unwrap_or_default(),
-            content,
-            files: rest,
-        },
-        metadata: ExportMetadata::default(),
-    };
-    super::to_new_skill(&document, &options.limits)?;
-    Ok(document)
+    super::from_parts(content, rest, top, &options.limits)
 }
 
 /// The one directory every file sits under, when `<dir>/SKILL.md` exists and there is no

@@ -15,6 +15,9 @@
 //! ([`OnClash`]).
 
 pub mod archive;
+pub(crate) mod directory;
+
+pub use directory::package_dir;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,6 +29,7 @@ use skills_store_traits::{
 use crate::admin;
 use crate::error::{Error, Result, prefixed};
 use crate::stored::StoredSkill;
+use skills_core::{ParseOptions, Profile, SkillMd};
 
 /// The only format version this crate reads and writes.
 pub const FORMAT_VERSION: u32 = 2;
@@ -373,4 +377,54 @@ pub async fn import(
             })
         }
     }
+}
+
+/// Builds a document from a `SKILL.md` and its files, taking name, description, tags,
+/// category, version and required tools from the frontmatter. The slug is the frontmatter
+/// `name` when it is a valid slug (the Agent Skills format already restricts names to
+/// one), otherwise `dir_name`. Validated, nothing written.
+pub(crate) fn from_parts(
+    content: String,
+    files: Vec<PortableFile>,
+    dir_name: Option<String>,
+    limits: &StoreLimits,
+) -> Result<PortableSkill> {
+    let parsed = SkillMd::parse_str(
+        &content,
+        dir_name.as_deref(),
+        &ParseOptions::for_profile(Profile::Lenient),
+    );
+    let front = parsed.document.map(|d| d.frontmatter);
+    let name = front
+        .as_ref()
+        .map(|f| f.name.clone())
+        .filter(|n| !n.is_empty());
+    let slug = name
+        .clone()
+        .filter(|n| validate::check_slug("slug", n).is_ok())
+        .or(dir_name)
+        .unwrap_or_default();
+    let document = PortableSkill {
+        format_version: FORMAT_VERSION,
+        skill: PortableSkillBody {
+            name: name.unwrap_or_else(|| slug.clone()),
+            slug,
+            description: front
+                .as_ref()
+                .map(|f| f.description.clone())
+                .filter(|d| !d.is_empty()),
+            category: front.as_ref().and_then(|f| f.category.clone()),
+            tags: front.as_ref().map(|f| f.tags.clone()).unwrap_or_default(),
+            version: front.as_ref().and_then(|f| f.version.clone()),
+            requires_tools: front
+                .as_ref()
+                .map(|f| f.requires_tools.clone())
+                .unwrap_or_default(),
+            content,
+            files,
+        },
+        metadata: ExportMetadata::default(),
+    };
+    to_new_skill(&document, limits)?;
+    Ok(document)
 }
