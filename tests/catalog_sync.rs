@@ -456,6 +456,18 @@ async fn triggers_sync_exactly_the_agents_a_change_reaches() {
             .is_file()
     );
 
+    // Scope ids must name a known agent or team.
+    for unknown in [
+        NewAssignment::agent(&team_skill.id, "ghost"),
+        NewAssignment::team(&team_skill.id, "no-such-team"),
+    ] {
+        let err = catalog.assign(&t, unknown).await.unwrap_err();
+        assert!(
+            matches!(err, Error::Invalid { ref field, violation: skills::store::Violation::UnknownScopeTarget } if field == "scope_id"),
+            "{err:?}"
+        );
+    }
+
     // Global reaches everyone.
     let (_, syncs) = catalog
         .assign(&t, NewAssignment::global(&global_skill.id))

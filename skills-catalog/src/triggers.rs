@@ -11,7 +11,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::Serialize;
 use skills_store_traits::{
-    AssignmentScope, NewAssignment, SkillAssignment, SkillRecord, SkillStore, SkillUpdate, TenantId,
+    AssignmentScope, NewAssignment, SkillAssignment, SkillRecord, SkillStore, SkillUpdate,
+    TenantId, Violation,
 };
 
 use crate::admin;
@@ -50,6 +51,13 @@ pub trait AgentDirectory: Send + Sync {
         tenant: &TenantId,
         agent: &AgentRef,
     ) -> Result<Option<Arc<dyn SandboxFs>>>;
+
+    /// Whether `team_id` names a team. The default: some agent belongs to it; override it
+    /// when teams can exist before their first agent.
+    async fn team_exists(&self, tenant: &TenantId, team_id: &str) -> Result<bool> {
+        let agents = self.agents(tenant).await?;
+        Ok(agents.iter().any(|a| a.team_id.as_deref() == Some(team_id)))
+    }
 }
 
 /// The sync outcome for one agent.
@@ -101,11 +109,27 @@ impl Catalog {
     }
 
     /// Trigger 1 and 4: assign a skill, then sync every agent the assignment reaches.
+    ///
+    /// The scope id must name an agent or team the [`AgentDirectory`] knows (seed 002
+    /// section 6.3), refused as [`Violation::UnknownScopeTarget`] otherwise.
     pub async fn assign(
         &self,
         tenant: &TenantId,
         assignment: NewAssignment,
     ) -> Result<(SkillAssignment, Vec<AgentSync>)> {
+        let known = match (assignment.scope, assignment.scope_id.as_deref()) {
+            (AssignmentScope::Agent, Some(agent)) => self
+                .agents
+                .agents(tenant)
+                .await?
+                .iter()
+                .any(|a| a.agent_id == agent),
+            (AssignmentScope::Team, Some(team)) => self.agents.team_exists(tenant, team).await?,
+            _ => true,
+        };
+        if !known {
+            return Err(Error::invalid("scope_id", Violation::UnknownScopeTarget));
+        }
         if let Some(cache) = &self.cache {
             cache
                 .materialize(self.store.as_ref(), tenant, &assignment.skill_id)

@@ -168,6 +168,9 @@ pub enum Violation {
     },
     /// A plugin skill's content belongs to its plugin: admin edits are refused.
     ReadOnlyPluginSkill,
+    /// A team or agent id that names no team or agent the host knows (checked where the
+    /// host's directory is available, e.g. `skills-catalog`'s `Catalog::assign`).
+    UnknownScopeTarget,
 }
 
 impl fmt::Display for Violation {
@@ -209,6 +212,7 @@ impl fmt::Display for Violation {
             Violation::ReadOnlyPluginSkill => {
                 f.write_str("belongs to a plugin skill, which only its plugin may change")
             }
+            Violation::UnknownScopeTarget => f.write_str("names no known team or agent"),
         }
     }
 }
