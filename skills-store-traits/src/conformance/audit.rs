@@ -7,19 +7,15 @@ use std::task::{Context, Poll};
 use futures::future::join_all;
 use sha2::{Digest, Sha256};
 
+use super::tenant;
 use crate::audit::{AuditCursor, AuditEntry, AuditQuery, AuditRecord, AuditStore};
 use crate::error::{Error, Violation};
 use crate::tenancy::TenantId;
-use crate::time::new_id;
 
 const GENESIS: &str = "genesis";
 
 /// Spoils one field of a valid input.
 type Spoil = fn(&mut AuditRecord);
-
-fn tenant() -> TenantId {
-    TenantId::new(format!("tenant-{}", new_id()))
-}
 
 /// A record chained after `previous` with a stand-in hash (the real one is
 /// `skills-security`'s business; any function of the previous hash and the content will do).

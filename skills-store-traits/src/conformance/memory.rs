@@ -3,31 +3,9 @@
 use futures::future::join_all;
 use serde_json::{Value, json};
 
+use super::{neighbours, user};
 use crate::error::{Error, Violation};
 use crate::memory::{EpisodeQuery, FactQuery, MemoryStore, NewEpisode, NewFact};
-use crate::tenancy::{TenantId, UserId, UserScope};
-use crate::time::new_id;
-
-fn user() -> UserScope {
-    UserScope::new(
-        TenantId::new(format!("tenant-{}", new_id())),
-        UserId::new(format!("user-{}", new_id())),
-    )
-}
-
-/// The same user id in another tenant, and another user of the same tenant.
-fn neighbours(scope: &UserScope) -> [UserScope; 2] {
-    [
-        UserScope::new(
-            TenantId::new(format!("tenant-{}", new_id())),
-            scope.user.clone(),
-        ),
-        UserScope::new(
-            scope.tenant.clone(),
-            UserId::new(format!("user-{}", new_id())),
-        ),
-    ]
-}
 
 fn episode(event_type: &str, title: &str, content: &str, at: i64) -> NewEpisode {
     let mut episode = NewEpisode::new(event_type, title, content);

@@ -24,3 +24,28 @@ pub mod memory;
 pub mod plans;
 pub mod skills;
 pub mod trust;
+
+use crate::tenancy::{TenantId, UserId, UserScope};
+use crate::time::new_id;
+
+/// A fresh tenant no other contract uses.
+pub(crate) fn tenant() -> TenantId {
+    TenantId::new(format!("tenant-{}", new_id()))
+}
+
+/// A fresh user in a fresh tenant.
+pub(crate) fn user() -> UserScope {
+    UserScope::new(tenant(), UserId::new(format!("user-{}", new_id())))
+}
+
+/// The same user id in another tenant, and another user of the same tenant: the two
+/// neighbours every per-user contract attacks from.
+pub(crate) fn neighbours(scope: &UserScope) -> [UserScope; 2] {
+    [
+        UserScope::new(tenant(), scope.user.clone()),
+        UserScope::new(
+            scope.tenant.clone(),
+            UserId::new(format!("user-{}", new_id())),
+        ),
+    ]
+}

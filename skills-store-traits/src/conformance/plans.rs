@@ -3,34 +3,13 @@
 use futures::future::join_all;
 use serde_json::{Value, json};
 
+use super::{neighbours, user};
 use crate::error::{Error, Violation};
 use crate::plans::{
     ApprovalStatus, CostLevel, NewPlan, NewStep, PlanFilter, PlanStore, PlanUpdate, RiskLevel,
     StepStatus, StepUpdate,
 };
-use crate::tenancy::{TenantId, UserId, UserScope};
-use crate::time::new_id;
-
-fn user() -> UserScope {
-    UserScope::new(
-        TenantId::new(format!("tenant-{}", new_id())),
-        UserId::new(format!("user-{}", new_id())),
-    )
-}
-
-/// The same user id in another tenant, and another user of the same tenant.
-fn neighbours(scope: &UserScope) -> [UserScope; 2] {
-    [
-        UserScope::new(
-            TenantId::new(format!("tenant-{}", new_id())),
-            scope.user.clone(),
-        ),
-        UserScope::new(
-            scope.tenant.clone(),
-            UserId::new(format!("user-{}", new_id())),
-        ),
-    ]
-}
+use crate::tenancy::UserId;
 
 fn plan(task: &str, risk: RiskLevel) -> NewPlan {
     NewPlan::new(task, vec!["pdf".into(), "summarize".into()], risk)

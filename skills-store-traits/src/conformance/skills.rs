@@ -2,18 +2,13 @@
 
 use futures::future::join_all;
 
+use super::tenant;
 use crate::error::{Error, Violation};
 use crate::skills::{
     AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill, NewSkillFile,
     SkillFileUpdate, SkillFilter, SkillSourceKind, SkillStore, SkillUpdate,
 };
-use crate::tenancy::TenantId;
-use crate::time::new_id;
 use crate::validate::checksum;
-
-fn tenant() -> TenantId {
-    TenantId::new(format!("tenant-{}", new_id()))
-}
 
 fn skill(slug: &str) -> NewSkill {
     NewSkill::new(format!("Skill {slug}"), slug, format!("# {slug}\n"))

@@ -2,31 +2,9 @@
 
 use futures::future::join_all;
 
+use super::{neighbours, user};
 use crate::error::{Error, Violation};
-use crate::tenancy::{TenantId, UserId, UserScope};
-use crate::time::new_id;
 use crate::trust::{TrustChange, TrustStore};
-
-fn user() -> UserScope {
-    UserScope::new(
-        TenantId::new(format!("tenant-{}", new_id())),
-        UserId::new(format!("user-{}", new_id())),
-    )
-}
-
-/// The same user id in another tenant, and another user of the same tenant.
-fn neighbours(scope: &UserScope) -> [UserScope; 2] {
-    [
-        UserScope::new(
-            TenantId::new(format!("tenant-{}", new_id())),
-            scope.user.clone(),
-        ),
-        UserScope::new(
-            scope.tenant.clone(),
-            UserId::new(format!("user-{}", new_id())),
-        ),
-    ]
-}
 
 /// Runs every trust-store contract.
 pub async fn run_all(store: &dyn TrustStore) {
