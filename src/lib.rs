@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `skills-core` | [`core`] | the skill model, SKILL.md and skill.json parsing, validation, discovery, the registry |
 //! | `skills-store-traits` | [`store`] | store traits, in-memory stores, the conformance suite |
+//! | `skills-store-sqlite` | [`sqlite`] | every store trait on an embedded SQLite database |
 //! | `skills-catalog` | [`catalog`] | materialization, sandbox sync, the resolver, portable import/export, plugin skills |
 //! | `skills-security` | [`security`] | classification, sanitization, trust, sandboxing, approvals, audit |
 //! | `skills-orchestrate` | [`orchestrate`] | planning, execution, working memory, context budgets |
@@ -25,6 +26,7 @@ pub use skills_catalog as catalog;
 pub use skills_core as core;
 pub use skills_orchestrate as orchestrate;
 pub use skills_security as security;
+pub use skills_store_sqlite as sqlite;
 pub use skills_store_traits as store;
 
 pub use skills_core::{

@@ -1,0 +1,1 @@
+//! An embedded durable store on SQLite (work in progress).
