@@ -1,0 +1,121 @@
+//! E-mail addresses, including internationalised ones (`jürgen.müller@beispiel.de`).
+//!
+//! Found from the `@`: the local part is read backwards, the domain forwards (at least two
+//! labels, an alphabetic top-level label). A `@handle` mention has no local part, and the
+//! `user@host` of a URL (`postgres://app@db.internal`) is a URL's user, not an address.
+
+/// Latin letters (ASCII and the Latin-1/Extended ranges) count as address characters;
+/// other scripts end the address, so `客户：a@b.c` does not swallow the label.
+fn is_latin_letter(c: char) -> bool {
+    c.is_ascii_alphanumeric() || (('\u{C0}'..='\u{24F}').contains(&c) && c.is_alphabetic())
+}
+
+fn is_local_char(c: char) -> bool {
+    is_latin_letter(c) || matches!(c, '.' | '_' | '%' | '+' | '-' | '\'')
+}
+
+fn is_domain_char(c: char) -> bool {
+    is_latin_letter(c) || c == '-'
+}
+
+/// An address around the `@` at byte `a`; returns `(start, end)`.
+pub(crate) fn at_sign(text: &str, a: usize) -> Option<(usize, usize)> {
+    let before = text.get(..a)?;
+    let mut start = a;
+    for (i, c) in before.char_indices().rev() {
+        if !is_local_char(c) || a - i > 64 {
+            break;
+        }
+        start = i;
+    }
+    // Trim punctuation that opened the address rather than belonging to it.
+    while start < a && matches!(text.as_bytes()[start], b'.' | b'\'' | b'-' | b'+') {
+        start += 1;
+    }
+    if start == a || text.as_bytes()[a - 1] == b'.' {
+        return None;
+    }
+    if url_user(text.as_bytes(), start) {
+        return None;
+    }
+    let after = text.get(a + 1..)?;
+    let mut end = a + 1;
+    let mut labels = 0;
+    let mut label_start = end;
+    let mut last_label_alpha = false;
+    let mut chars = after.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let pos = a + 1 + i;
+        if is_domain_char(c) {
+            end = pos + c.len_utf8();
+            continue;
+        }
+        if c == '.' && end == pos && pos > label_start {
+            // A dot continues the domain only when a label character follows it.
+            if chars.peek().is_some_and(|&(_, n)| is_domain_char(n)) {
+                labels += 1;
+                label_start = pos + 1;
+                continue;
+            }
+        }
+        break;
+    }
+    if end > label_start {
+        let last = text.get(label_start..end)?;
+        last_label_alpha = last.chars().count() >= 2 && last.chars().all(char::is_alphabetic);
+        labels += 1;
+    }
+    if labels < 2 || !last_label_alpha || end - a > 254 {
+        return None;
+    }
+    Some((start, end))
+}
+
+/// True when the local part starting at `start` is preceded, in the same token, by `://`.
+fn url_user(h: &[u8], start: usize) -> bool {
+    let from = start.saturating_sub(256);
+    let token = &h[from..start];
+    let token_start = token
+        .iter()
+        .rposition(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'<' | b'(' | b'='))
+        .map_or(0, |p| p + 1);
+    memchr::memmem::find(&token[token_start..], b"://").is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn email(s: &str) -> Option<&str> {
+        let a = s.find('@')?;
+        at_sign(s, a).map(|(st, e)| &s[st..e])
+    }
+
+    #[test]
+    fn positives() {
+        assert_eq!(
+            email("Email: rbrown@example.com\n"),
+            Some("rbrown@example.com")
+        );
+        assert_eq!(
+            email("<jürgen.müller@beispiel.de>"),
+            Some("jürgen.müller@beispiel.de")
+        );
+        assert_eq!(
+            email("user=rayerica+news@ware-williams.com src"),
+            Some("rayerica+news@ware-williams.com")
+        );
+        assert_eq!(email("E-Mail: a.b@x.co.uk."), Some("a.b@x.co.uk"));
+        assert_eq!(email("客户：x@example.com"), Some("x@example.com"));
+    }
+
+    #[test]
+    fn near_misses() {
+        assert_eq!(email("Thanks @sarahblackwell for"), None);
+        assert_eq!(email("postgres://app@db.internal:5432/app"), None);
+        assert_eq!(email("a@b"), None);
+        assert_eq!(email("a@b.c"), None);
+        assert_eq!(email("x@1.2"), None);
+        assert_eq!(email("@"), None);
+    }
+}

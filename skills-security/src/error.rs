@@ -1,0 +1,41 @@
+//! The crate's error type.
+
+use crate::sanitize::OutputIssue;
+
+/// Errors from `skills-security`.
+///
+/// No variant carries a raw sensitive value: a blocked output names the data types and byte
+/// positions of what it found, never the text there, so the error can be logged as is.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A data type name is not usable in a token (`[NAME_001]`): it must be 1 to 32
+    /// characters of `A-Z`, `0-9` and `_`, starting with a letter.
+    #[error(
+        "invalid data type name `{name}`: use 1-32 characters of A-Z, 0-9 and _, starting with A-Z"
+    )]
+    InvalidDataType {
+        /// The rejected name (a type name, not data).
+        name: String,
+    },
+    /// A regulated-data approval was given for a different execution than the one it is used in.
+    #[error("the regulated-data approval is for execution `{approved}`, not `{execution}`")]
+    ApprovalMismatch {
+        /// The execution the approval names.
+        approved: String,
+        /// The execution it was presented to.
+        execution: String,
+    },
+    /// The output of a skill was blocked because it holds data the skill was not cleared for,
+    /// or tokens this execution never issued.
+    #[error("skill output blocked: {}", describe(issues))]
+    OutputBlocked {
+        /// What was found, by type and byte position only.
+        issues: Vec<OutputIssue>,
+    },
+}
+
+fn describe(issues: &[OutputIssue]) -> String {
+    let parts: Vec<String> = issues.iter().map(ToString::to_string).collect();
+    parts.join("; ")
+}
