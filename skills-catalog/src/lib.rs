@@ -37,11 +37,14 @@
 //! # }).unwrap();
 //! ```
 
+pub mod activation;
 pub mod admin;
+pub mod agent_tools;
 pub mod error;
 pub mod materialize;
 pub mod plugin;
 pub mod portable;
+pub mod prompt;
 pub mod resolve;
 pub mod sandbox;
 pub mod stored;

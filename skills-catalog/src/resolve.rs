@@ -74,6 +74,12 @@ pub struct ResolvedSkill {
     pub sandbox_path: Option<String>,
     /// Where a repo skill lives in the project tree.
     pub absolute_path: Option<PathBuf>,
+    /// The file to read first, as the agent sees it: `<sandbox_path>/SKILL.md` for stored
+    /// skills, the absolute `SKILL.md` (symlinks resolved) of a repo skill, or its
+    /// `skill.json` when it has no `SKILL.md`.
+    pub entrypoint: String,
+    /// The store's id of a stored skill (admin or plugin); `None` for repo skills.
+    pub store_id: Option<String>,
     /// Tags.
     pub tags: Vec<String>,
     /// Category (`general` when a repo skill names none).
@@ -207,6 +213,11 @@ impl Resolver {
         Ok(resolution.find(query).cloned())
     }
 
+    /// Resolves repo skills alone, without a store (a host with only project skills).
+    pub fn resolve_repo(&self, repo_skills: &[Skill]) -> Resolution {
+        merge(Vec::new(), repo_skills.iter().map(repo_entry).collect())
+    }
+
     fn stored_entry(
         &self,
         group: Vec<AssignedSkill>,
@@ -223,8 +234,11 @@ impl Resolver {
             SkillOrigin::Plugin => skill.plugin_id.clone().unwrap_or_else(|| skill.id.clone()),
             _ => skill.id.clone(),
         };
+        let sandbox_path = format!("{}/{}", self.sandbox_dir, skill.slug);
         Some(ResolvedSkill {
-            sandbox_path: Some(format!("{}/{}", self.sandbox_dir, skill.slug)),
+            entrypoint: format!("{sandbox_path}/{}", skills_core::SKILL_MD),
+            store_id: Some(skill.id.clone()),
+            sandbox_path: Some(sandbox_path),
             id: skill.slug,
             name: skill.name,
             description: skill.description.unwrap_or_default(),
@@ -291,6 +305,10 @@ fn repo_entry(skill: &Skill) -> ResolvedSkill {
             .collect(),
         sandbox_path: None,
         absolute_path: Some(skill.dir().to_path_buf()),
+        entrypoint: skills_core::catalog::skill_location(skill)
+            .to_string_lossy()
+            .into_owned(),
+        store_id: None,
         tags: front.map(|f| f.tags.clone()).unwrap_or_default(),
         category: front
             .and_then(|f| f.category.clone())

@@ -63,6 +63,7 @@ pub mod registry;
 mod skill;
 mod skill_md;
 mod text;
+pub mod tools;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Profile, Rule, Severity, has_errors};
