@@ -12,6 +12,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde_json::{Value, json};
+use skills_core::tools::{Tool, ToolAnnotations, ToolError};
 use skills_store_traits::{SkillStore, TenantId};
 
 use crate::resolve::{Resolution, ResolvedSkill};
@@ -71,6 +72,34 @@ pub fn read_skill_file_schema() -> Value {
         "required": ["skill_name", "path"],
         "additionalProperties": false
     })
+}
+
+/// `use_skill` as a tool definition a host registers with its model (read-only, idempotent).
+///
+/// ```
+/// let tool = skills_catalog::agent_tools::use_skill_tool("/home/sprite/.skills")?;
+/// assert_eq!(tool.name(), "use_skill");
+/// assert!(tool.validate_input(&serde_json::json!({"skill_name": "pdf"})).is_ok());
+/// assert!(tool.validate_input(&serde_json::json!({})).is_err());
+/// # Ok::<(), skills_core::tools::ToolError>(())
+/// ```
+pub fn use_skill_tool(sandbox_dir: &str) -> Result<Tool, ToolError> {
+    Ok(Tool::new(
+        USE_SKILL,
+        use_skill_description(sandbox_dir),
+        use_skill_schema(),
+    )?
+    .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true)))
+}
+
+/// `read_skill_file` as a tool definition (read-only, idempotent).
+pub fn read_skill_file_tool() -> Result<Tool, ToolError> {
+    Ok(Tool::new(
+        READ_SKILL_FILE,
+        READ_SKILL_FILE_DESCRIPTION,
+        read_skill_file_schema(),
+    )?
+    .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true)))
 }
 
 /// `use_skill`: the skill's location, entrypoint and file listing (seed 002 section 8.2), or
