@@ -3,20 +3,25 @@
 //! Discovers the skills shipped in `examples/skills/`, prints what it found (with every
 //! diagnostic), registers them beside a native Rust skill, checks the dependency graph and
 //! layer rules, initializes everything in dependency order and reports health. Then it puts
-//! the same skills into a store, assigns them, resolves them for an agent and syncs them into
-//! a temporary sandbox directory.
+//! the same skills into the embedded SQLite store, assigns them, records each store in an
+//! audit chain, resolves them for an agent and syncs them into a temporary sandbox directory.
+//!
+//! The store is a file that outlives the run: `SKILLS_QUICKSTART_DB` if set, otherwise
+//! `<target dir>/quickstart/skills.sqlite3`. Run the demo twice and the second run finds the
+//! first run's audit records (and re-imports the skills over themselves).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use skills::catalog::portable::{self, ImportOptions};
+use skills::catalog::portable::{self, ImportOptions, OnClash};
 use skills::catalog::{LocalSandboxFs, Resolver, sync_agent};
 use skills::core::registry::{BoxError, HealthStatus, NativeSkill, SkillRegistry};
 use skills::core::{Discovery, LoadOptions};
-use skills::store::in_memory::InMemorySkillStore;
-use skills::store::{NewAssignment, SkillStore, TenantId};
+use skills::sqlite::SqliteStore;
+use skills::store::audit::{AuditRecord, AuditStore};
+use skills::store::{NewAssignment, SkillRecord, SkillStore, TenantId, validate};
 
 /// The layer-1 gateway skill the `web-research` skill depends on, implemented in Rust.
 struct ApiClient;
@@ -42,13 +47,28 @@ impl NativeSkill for ApiClient {
 
 fn main() {
     let stdout = std::io::stdout();
-    if run(&mut stdout.lock()).is_err() {
+    if let Err(error) = run(&mut stdout.lock(), &database_path()) {
+        eprintln!("quickstart: {error}");
         std::process::exit(1);
     }
 }
 
-/// The demo, writing to `out`.
-fn run(out: &mut impl Write) -> std::io::Result<()> {
+/// `SKILLS_QUICKSTART_DB`, or `<target dir>/quickstart/skills.sqlite3`: the target directory
+/// is three levels above this executable (`<target>/<profile>/examples/quickstart`), which
+/// follows `CARGO_TARGET_DIR` wherever it points.
+fn database_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("SKILLS_QUICKSTART_DB") {
+        return path.into();
+    }
+    let target = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("quickstart").join("skills.sqlite3")
+}
+
+/// The demo, writing to `out` and keeping its store in the SQLite file `database`.
+fn run(out: &mut impl Write, database: &Path) -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
     writeln!(out, "Scanning {}\n", root.display())?;
     let report = Discovery::new(LoadOptions::default()).root(&root).run();
@@ -129,19 +149,103 @@ fn run(out: &mut impl Write) -> std::io::Result<()> {
     let health = futures::executor::block_on(registry.health());
     writeln!(out, "  health: {}", health.overall)?;
 
-    futures::executor::block_on(catalog(out, &skill_dirs))
+    futures::executor::block_on(catalog(out, &skill_dirs, database))
 }
 
-fn io_error(error: skills::catalog::Error) -> std::io::Error {
+fn io_error(error: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(error.to_string())
 }
 
-/// Stores the skills, assigns them, resolves them for an agent and syncs its sandbox.
-async fn catalog(out: &mut impl Write, skill_dirs: &[std::path::PathBuf]) -> std::io::Result<()> {
-    let store = InMemorySkillStore::new();
+/// The audit chain the demo appends to.
+const CHAIN: &str = "quickstart";
+/// The `previous_hash` of a chain's first record.
+const GENESIS: &str = "genesis";
+
+/// A stand-in for the chain hashing `skills-security` will own: SHA-256 of the record's
+/// JSON with `previous_hash` set and `entry_hash` empty.
+fn seal(mut record: AuditRecord, previous: &str) -> Result<AuditRecord, serde_json::Error> {
+    record.previous_hash = previous.to_owned();
+    record.entry_hash = String::new();
+    record.entry_hash = validate::checksum(&serde_json::to_string(&record)?);
+    Ok(record)
+}
+
+/// Appends an audit record of storing `skill` to the demo's chain.
+async fn audit_stored(
+    store: &SqliteStore,
+    tenant: &TenantId,
+    skill: &SkillRecord,
+) -> std::io::Result<()> {
+    let head = store.head(tenant, CHAIN).await.map_err(io_error)?;
+    let head = head.map(|h| h.entry_hash);
+    let mut record = AuditRecord::new(
+        "quickstart",
+        &skill.id,
+        &skill.slug,
+        "admin",
+        &skill.checksum,
+        true,
+    );
+    record.agent_id = Some("agent-1".to_owned());
+    record.trigger_reason = Some("stored by the quickstart".to_owned());
+    let record = seal(record, head.as_deref().unwrap_or(GENESIS)).map_err(io_error)?;
+    store
+        .append(tenant, CHAIN, record, head.as_deref())
+        .await
+        .map_err(io_error)?;
+    Ok(())
+}
+
+/// Walks the whole chain: every link and every hash. Returns its length.
+async fn verify_chain(store: &SqliteStore, tenant: &TenantId) -> std::io::Result<u64> {
+    let mut previous = GENESIS.to_owned();
+    let mut walked = 0;
+    loop {
+        let page = store
+            .read_range(tenant, CHAIN, walked + 1, 500)
+            .await
+            .map_err(io_error)?;
+        if page.is_empty() {
+            return Ok(walked);
+        }
+        for entry in page {
+            let resealed = seal(entry.record.clone(), &previous).map_err(io_error)?;
+            if entry.record.previous_hash != previous
+                || resealed.entry_hash != entry.record.entry_hash
+            {
+                return Err(io_error(format!(
+                    "audit entry {} does not verify",
+                    entry.sequence
+                )));
+            }
+            previous = entry.record.entry_hash;
+            walked = entry.sequence;
+        }
+    }
+}
+
+/// Stores the skills in the SQLite file, assigns them, audits each store, resolves them for
+/// an agent and syncs its sandbox.
+async fn catalog(
+    out: &mut impl Write,
+    skill_dirs: &[PathBuf],
+    database: &Path,
+) -> std::io::Result<()> {
+    if let Some(dir) = database.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let store = SqliteStore::open(database).await.map_err(io_error)?;
     let tenant = TenantId::new("demo");
-    let options = ImportOptions::default();
-    writeln!(out, "\nCatalog (in-memory store, tenant `demo`):")?;
+    // A second run finds the first run's skills: import over them.
+    let options = ImportOptions::on_clash(OnClash::Overwrite);
+    writeln!(
+        out,
+        "\nCatalog (SQLite store {}, tenant `demo`):",
+        database.display()
+    )?;
+    let before = store.head(&tenant, CHAIN).await.map_err(io_error)?;
+    let before = before.map_or(0, |head| head.sequence);
+    writeln!(out, "  audit records before this run: {before}")?;
     for (index, dir) in skill_dirs.iter().enumerate() {
         let document = portable::package_dir(dir, &options.limits).map_err(io_error)?;
         let imported = portable::import(&store, &tenant, document, &options)
@@ -153,10 +257,13 @@ async fn catalog(out: &mut impl Write, skill_dirs: &[std::path::PathBuf]) -> std
         } else {
             NewAssignment::team(&imported.skill.id, "research")
         };
-        let assignment = store
-            .create_assignment(&tenant, assignment)
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let scope = assignment.scope;
+        match store.create_assignment(&tenant, assignment).await {
+            // Assigned by an earlier run.
+            Ok(_) | Err(skills::store::Error::Conflict { .. }) => {}
+            Err(error) => return Err(io_error(error)),
+        }
+        audit_stored(&store, &tenant, &imported.skill).await?;
         writeln!(
             out,
             "  stored {} ({} files), assigned {}",
@@ -164,9 +271,9 @@ async fn catalog(out: &mut impl Write, skill_dirs: &[std::path::PathBuf]) -> std
             store
                 .list_skill_files(&tenant, &imported.skill.id)
                 .await
-                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .map_err(io_error)?
                 .len(),
-            assignment.scope.as_str()
+            scope.as_str()
         )?;
     }
     let resolution = Resolver::new()
@@ -194,6 +301,11 @@ async fn catalog(out: &mut impl Write, skill_dirs: &[std::path::PathBuf]) -> std
         outsider.unchanged.join(", "),
         outsider.removed.join(", ")
     )?;
+    let after = verify_chain(&store, &tenant).await?;
+    writeln!(
+        out,
+        "  audit records after this run: {after}, chain verified ({after} links and hashes)"
+    )?;
     Ok(())
 }
 
@@ -201,8 +313,11 @@ async fn catalog(out: &mut impl Write, skill_dirs: &[std::path::PathBuf]) -> std
 mod tests {
     #[test]
     fn the_demo_loads_registers_and_initializes_everything() {
+        // A fresh database of the test's own: never the one `cargo run` keeps.
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("skills.sqlite3");
         let mut out = Vec::new();
-        super::run(&mut out).unwrap();
+        super::run(&mut out, &database).unwrap();
         let out = String::from_utf8(out).unwrap();
         for name in [
             "changelog-writer",
@@ -224,5 +339,28 @@ mod tests {
         assert!(out.contains("stored pdf-tools (2 files)"), "{out}");
         assert!(out.contains("synced into the sandbox: changelog-writer, git-commit-helper, pdf-tools, web-research"), "{out}");
         assert!(out.contains("agent-2 (no team) keeps changelog-writer, pdf-tools and loses git-commit-helper, web-research"), "{out}");
+        assert!(out.contains("audit records before this run: 0"), "{out}");
+        assert!(
+            out.contains("audit records after this run: 4, chain verified"),
+            "{out}"
+        );
+
+        // A second run on the same file sees the first run's records and re-imports the
+        // skills without failing.
+        let mut again = Vec::new();
+        super::run(&mut again, &database).unwrap();
+        let again = String::from_utf8(again).unwrap();
+        assert!(
+            again.contains("audit records before this run: 4"),
+            "{again}"
+        );
+        assert!(
+            again.contains("stored pdf-tools (2 files), assigned"),
+            "{again}"
+        );
+        assert!(
+            again.contains("audit records after this run: 8, chain verified"),
+            "{again}"
+        );
     }
 }

@@ -1,0 +1,393 @@
+//! The schema, its migrations, and how a connection is opened and configured.
+//!
+//! The schema follows seed 002 section 2 (`skills`, `skill_files`, `skill_assignments`) and
+//! seed 000 section 5 (`skill_audit_log`, `skill_trust_history`, `skill_execution_plans`,
+//! `skill_working_memory`), with a `tenant_id` column on every table, a `user_id` column on
+//! every per-user table, and tables for agent memory. Times are milliseconds since the
+//! epoch; lists and objects are JSON text. Uniqueness that the seeds declare per database is
+//! per tenant here (a slug is unique in its tenant), and child rows reference their parent
+//! by (tenant, id), so a file, an assignment or a step can never belong to another tenant's
+//! parent. Deleting a skill cascades to its files and assignments, and deleting a plan to its
+//! working memory, as seed 002 section 2 declares.
+//!
+//! `PRAGMA user_version` is the number of migrations applied. Opening applies the missing
+//! ones in one transaction; a file from a newer version of this crate is refused untouched.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::Error;
+use crate::worker::transaction;
+
+/// Migration `n` (from 1) takes the schema from version `n - 1` to `n`. Never edit one that
+/// has shipped; add the next.
+pub(crate) const MIGRATIONS: &[&str] = &[SKILLS, RECORDS, AGENT_MEMORY];
+
+/// The schema version this crate writes.
+pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Version 1: skills, their files and their assignments (seed 002 section 2).
+const SKILLS: &str = r#"
+CREATE TABLE skills (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    description TEXT,
+    category TEXT NOT NULL DEFAULT 'general',
+    source_kind TEXT NOT NULL CHECK (source_kind IN ('admin', 'plugin')),
+    plugin_id TEXT,
+    source_ref TEXT,
+    content TEXT NOT NULL,
+    is_directory INTEGER NOT NULL DEFAULT 0 CHECK (is_directory IN (0, 1)),
+    version TEXT,
+    checksum TEXT NOT NULL,
+    enabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+    tags_json TEXT NOT NULL DEFAULT '[]',
+    requires_tools_json TEXT NOT NULL DEFAULT '[]',
+    metadata_json TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, id)
+) STRICT;
+CREATE UNIQUE INDEX idx_skills_slug ON skills (tenant_id, slug);
+CREATE INDEX idx_skills_source_kind ON skills (tenant_id, source_kind);
+CREATE INDEX idx_skills_plugin_id ON skills (tenant_id, plugin_id);
+CREATE INDEX idx_skills_category ON skills (tenant_id, category);
+CREATE INDEX idx_skills_enabled ON skills (tenant_id, enabled);
+
+CREATE TABLE skill_files (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    skill_id TEXT NOT NULL,
+    relative_path TEXT NOT NULL,
+    content TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+    checksum TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    FOREIGN KEY (tenant_id, skill_id) REFERENCES skills (tenant_id, id) ON DELETE CASCADE
+) STRICT;
+CREATE UNIQUE INDEX idx_skill_files_path ON skill_files (tenant_id, skill_id, relative_path);
+
+CREATE TABLE skill_assignments (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    skill_id TEXT NOT NULL,
+    skill_slug TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('global', 'team', 'agent')),
+    scope_id TEXT CHECK ((scope = 'global') = (scope_id IS NULL)),
+    priority INTEGER NOT NULL DEFAULT 0,
+    auto_inject INTEGER NOT NULL DEFAULT 0 CHECK (auto_inject IN (0, 1)),
+    enabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    FOREIGN KEY (tenant_id, skill_id) REFERENCES skills (tenant_id, id) ON DELETE CASCADE
+) STRICT;
+-- NULLs are distinct in a UNIQUE index, so the global scope's NULL id is folded to ''
+-- (which team and agent ids may not be) to keep one global assignment per skill.
+CREATE UNIQUE INDEX idx_skill_assignments_unique
+    ON skill_assignments (tenant_id, skill_id, scope, IFNULL(scope_id, ''));
+CREATE INDEX idx_skill_assignments_scope ON skill_assignments (tenant_id, scope, scope_id);
+CREATE INDEX idx_skill_assignments_skill ON skill_assignments (tenant_id, skill_id);
+"#;
+
+/// Version 2: the audit log, trust history, execution plans and working memory (seed 000
+/// section 5).
+const RECORDS: &str = r#"
+CREATE TABLE skill_audit_log (
+    tenant_id TEXT NOT NULL,
+    chain TEXT NOT NULL CHECK (chain <> ''),
+    sequence INTEGER NOT NULL CHECK (sequence >= 1),
+    recorded_at INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    timestamp INTEGER NOT NULL,
+    user_id TEXT NOT NULL,
+    skill_id TEXT NOT NULL,
+    skill_path TEXT NOT NULL,
+    skill_trust_level TEXT NOT NULL,
+    skill_version TEXT,
+    task_id TEXT,
+    agent_id TEXT,
+    trigger_reason TEXT,
+    data_classes_requested_json TEXT NOT NULL,
+    data_classes_granted_json TEXT NOT NULL,
+    data_redacted INTEGER NOT NULL CHECK (data_redacted IN (0, 1)),
+    tokens_used_json TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    output_hash TEXT,
+    execution_time_ms INTEGER,
+    success INTEGER NOT NULL CHECK (success IN (0, 1)),
+    error TEXT,
+    sandbox_config_json TEXT NOT NULL,
+    security_flags_json TEXT NOT NULL,
+    previous_hash TEXT NOT NULL,
+    entry_hash TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, chain, sequence)
+) STRICT, WITHOUT ROWID;
+CREATE UNIQUE INDEX idx_audit_record_id ON skill_audit_log (tenant_id, id);
+CREATE INDEX idx_audit_user ON skill_audit_log (tenant_id, user_id);
+CREATE INDEX idx_audit_skill ON skill_audit_log (tenant_id, skill_id);
+CREATE INDEX idx_audit_timestamp ON skill_audit_log (tenant_id, timestamp);
+-- The log is immutable (seed 000): even SQL run beside the store cannot rewrite history.
+CREATE TRIGGER skill_audit_log_no_update BEFORE UPDATE ON skill_audit_log
+BEGIN SELECT RAISE(ABORT, 'skill_audit_log is append-only'); END;
+CREATE TRIGGER skill_audit_log_no_delete BEFORE DELETE ON skill_audit_log
+BEGIN SELECT RAISE(ABORT, 'skill_audit_log is append-only'); END;
+
+CREATE TABLE skill_trust_history (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    skill_id TEXT NOT NULL CHECK (skill_id <> ''),
+    successful_executions INTEGER NOT NULL DEFAULT 0,
+    failed_executions INTEGER NOT NULL DEFAULT 0,
+    last_success INTEGER,
+    last_failure INTEGER,
+    session_trust_granted INTEGER NOT NULL DEFAULT 0 CHECK (session_trust_granted IN (0, 1)),
+    session_trust_expires INTEGER,
+    globally_approved INTEGER NOT NULL DEFAULT 0 CHECK (globally_approved IN (0, 1)),
+    globally_approved_at INTEGER,
+    trust_reset_count INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, user_id, skill_id)
+) STRICT;
+
+CREATE TABLE skill_execution_plans (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    task_description TEXT NOT NULL CHECK (task_description <> ''),
+    skills_planned_json TEXT NOT NULL,
+    dependency_graph_json TEXT NOT NULL,
+    parallel_groups_json TEXT NOT NULL,
+    estimated_duration_ms INTEGER,
+    estimated_cost_level TEXT CHECK (estimated_cost_level IN ('low', 'medium', 'high')),
+    risk_level TEXT NOT NULL CHECK (risk_level IN ('low', 'medium', 'high', 'critical')),
+    approval_required INTEGER NOT NULL DEFAULT 0 CHECK (approval_required IN (0, 1)),
+    approval_status TEXT CHECK (approval_status IN ('pending', 'approved', 'rejected')),
+    approved_by TEXT,
+    approved_at INTEGER,
+    execution_started_at INTEGER,
+    execution_completed_at INTEGER,
+    success INTEGER CHECK (success IN (0, 1)),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, user_id, id)
+) STRICT;
+CREATE INDEX idx_plans_owner ON skill_execution_plans (tenant_id, user_id, created_at, id);
+
+CREATE TABLE skill_working_memory (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    plan_id TEXT NOT NULL,
+    step_number INTEGER NOT NULL CHECK (step_number >= 0),
+    skill_id TEXT NOT NULL CHECK (skill_id <> ''),
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'complete', 'failed')),
+    summary TEXT,
+    artifacts_json TEXT NOT NULL,
+    extracted_facts_json TEXT NOT NULL,
+    next_step_hints_json TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    FOREIGN KEY (tenant_id, user_id, plan_id)
+        REFERENCES skill_execution_plans (tenant_id, user_id, id) ON DELETE CASCADE
+) STRICT;
+CREATE UNIQUE INDEX idx_working_memory_step
+    ON skill_working_memory (tenant_id, user_id, plan_id, step_number);
+"#;
+
+/// Version 3: agent memory (seed 000 section 2.2): episodes, facts, procedures, preferences.
+const AGENT_MEMORY: &str = r#"
+CREATE TABLE memory_episodes (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    event_type TEXT NOT NULL CHECK (event_type <> ''),
+    title TEXT NOT NULL CHECK (title <> ''),
+    content TEXT NOT NULL,
+    occurred_at INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    context_json TEXT NOT NULL
+) STRICT;
+CREATE INDEX idx_episodes_owner ON memory_episodes (tenant_id, user_id, event_type);
+
+CREATE TABLE memory_facts (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    subject TEXT NOT NULL CHECK (subject <> ''),
+    predicate TEXT NOT NULL CHECK (predicate <> ''),
+    object TEXT NOT NULL CHECK (object <> ''),
+    confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+    source TEXT NOT NULL CHECK (source <> ''),
+    valid_from INTEGER NOT NULL,
+    valid_to INTEGER CHECK (valid_to IS NULL OR valid_to >= valid_from),
+    recorded_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX idx_facts_owner ON memory_facts (tenant_id, user_id);
+
+CREATE TABLE memory_procedures (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    task_type TEXT NOT NULL CHECK (task_type <> ''),
+    skill_sequence_json TEXT NOT NULL,
+    outcome_json TEXT NOT NULL,
+    success_count INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_success_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, user_id, task_type, skill_sequence_json)
+) STRICT;
+
+CREATE TABLE memory_preferences (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    context TEXT NOT NULL CHECK (context <> ''),
+    key TEXT NOT NULL CHECK (key <> ''),
+    value_json TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, user_id, context, key)
+) STRICT;
+"#;
+
+/// How SQLite syncs commits to disk (`PRAGMA synchronous`), in write-ahead-log mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Synchronous {
+    /// Every commit is synced to disk before the call returns (`FULL`): an acknowledged
+    /// write, an audit append included, survives a power loss or an OS crash. The default.
+    #[default]
+    Full,
+    /// The log is synced only at checkpoints (`NORMAL`): an acknowledged write survives the
+    /// process being killed, but the last commits may roll back after a power loss or OS
+    /// crash. Much cheaper per commit; the database is never corrupted either way.
+    Normal,
+}
+
+impl Synchronous {
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
+/// Opens and configures a connection, then migrates the schema to [`LATEST`].
+pub(crate) fn open(
+    path: Option<&Path>,
+    synchronous: Synchronous,
+    busy_timeout: Duration,
+) -> Result<Connection, Error> {
+    let mut conn = match path {
+        Some(path) => Connection::open(path),
+        None => Connection::open_in_memory(),
+    }
+    .map_err(|e| Error::sqlite("opening the database", e))?;
+    conn.busy_timeout(busy_timeout)
+        .map_err(|e| Error::sqlite("setting the busy timeout", e))?;
+    if path.is_some() {
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(|e| Error::sqlite("enabling write-ahead logging", e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Unsupported(format!(
+                "write-ahead logging is unavailable here (journal mode `{mode}`)"
+            )));
+        }
+    }
+    conn.pragma_update(None, "synchronous", synchronous.pragma())
+        .map_err(|e| Error::sqlite("setting the synchronous mode", e))?;
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(|e| Error::sqlite("enabling foreign keys", e))?;
+    migrate_to(&mut conn, LATEST)?;
+    Ok(conn)
+}
+
+/// The schema version of the database (`PRAGMA user_version`).
+pub(crate) fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Applies the migrations after the database's version, up to `target`, in one write
+/// transaction (so two processes opening a new file migrate it once).
+pub(crate) fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), Error> {
+    let found = transaction(conn, TransactionBehavior::Immediate, |tx| {
+        let found = version(tx)?;
+        if (0..target).contains(&found) {
+            for sql in MIGRATIONS
+                .iter()
+                .take(usize::try_from(target).unwrap_or(0))
+                .skip(usize::try_from(found).unwrap_or(0))
+            {
+                tx.execute_batch(sql)?;
+            }
+            tx.pragma_update(None, "user_version", target)?;
+        }
+        Ok(found)
+    })
+    .map_err(|error| Error::Sqlite {
+        message: format!("migrating the schema: {error}"),
+        source: Box::new(error),
+    })?;
+    if found < 0 {
+        return Err(Error::UnknownSchema { found });
+    }
+    if found > LATEST {
+        return Err(Error::SchemaTooNew {
+            found,
+            supported: LATEST,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_applies_in_order_and_reopening_applies_none() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for target in 1..=LATEST {
+            migrate_to(&mut conn, target).unwrap();
+            assert_eq!(version(&conn).unwrap(), target);
+        }
+        migrate_to(&mut conn, LATEST).unwrap();
+        assert_eq!(version(&conn).unwrap(), LATEST);
+    }
+
+    #[test]
+    fn the_audit_log_refuses_updates_and_deletes() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, LATEST).unwrap();
+        conn.execute_batch(
+            "INSERT INTO skill_audit_log VALUES ('t', 'c', 1, 0, 'id', 0, 'u', 's', 'p', 'l', \
+             NULL, NULL, NULL, NULL, '[]', '[]', 0, '[]', 'in', NULL, NULL, 1, NULL, 'null', \
+             '[]', 'g', 'h')",
+        )
+        .unwrap();
+        let update = conn.execute("UPDATE skill_audit_log SET entry_hash = 'x'", []);
+        assert!(update.unwrap_err().to_string().contains("append-only"));
+        let delete = conn.execute("DELETE FROM skill_audit_log", []);
+        assert!(delete.unwrap_err().to_string().contains("append-only"));
+    }
+
+    #[test]
+    fn a_negative_version_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", -1).unwrap();
+        assert!(matches!(
+            migrate_to(&mut conn, LATEST),
+            Err(Error::UnknownSchema { found: -1 })
+        ));
+    }
+}
