@@ -233,3 +233,249 @@ fn keyword_classes_are_context_not_values() {
     assert_eq!(kinds, ["HEALTH", "FINANCIAL", "MARKED"]);
     assert!(f.all().iter().all(|x| x.kind == FindingKind::Context));
 }
+
+// ---- Issue 5b: forms found missing on a held-out corpus ------------------------------
+
+#[test]
+fn phone_prefixes_and_spacing() {
+    only("Callback number: 1-450-604-8500", "PHONE", "1-450-604-8500");
+    only("dial 1.312.555.0187 now", "PHONE", "1.312.555.0187");
+    only("Home phone 1 (212) 555-0144\n", "PHONE", "1 (212) 555-0144");
+    only("Tel (home): +1 873-663-1558\n", "PHONE", "+1 873-663-1558");
+    only("Fax: +1 (212) 555-0143.", "PHONE", "+1 (212) 555-0143");
+    only("Cell: 723 548 6840\n", "PHONE", "723 548 6840");
+    only("or text 646 555 0123.", "PHONE", "646 555 0123");
+    only("Phone # 415-555-0134", "PHONE", "415-555-0134");
+    // Spaced groups inside a longer number are not a phone.
+    nothing("ref 07 415 555 0134 99");
+    nothing("ID 415 555 0134 8871");
+    nothing("part 123 456 7890");
+}
+
+#[test]
+fn phone_shaped_identifiers_by_label() {
+    for text in [
+        "Order ref (legacy system): 247-403-1887\n",
+        "Tracking number of the returned item: 952-563-2743\n",
+        "Shipment ref for the replacement unit: 646-555-0177\n",
+        "Invoice no. 212-555-0166 is overdue.",
+        "Case number for this claim: 212-555-0145",
+        "SKU 312 555 0146 back in stock",
+        "Our PO for the Q3 restock — 415-555-0190 — ships Friday.",
+        "Numéro de commande : 415-555-0191",
+    ] {
+        nothing(text);
+    }
+    // A phone word nearer than the identifier word keeps the phone.
+    only("Order contact phone: 415-555-0134", "PHONE", "415-555-0134");
+    only(
+        "Order 12345 shipped; call 415-555-0134",
+        "PHONE",
+        "415-555-0134",
+    );
+}
+
+#[test]
+fn ssn_bare_and_labelled() {
+    only("SSN# 245849631\n", "SSN", "245849631");
+    only("Social Security No. 264922049\n", "SSN", "264922049");
+    only("Soc. Sec. # 656577711", "SSN", "656577711");
+    only("{\"ssn\": \"437935945\"}", "SSN", "437935945");
+    only("[12:01] Jo: my social is 233415512", "SSN", "233415512");
+    // With no label a dashed SSN is still one (privacy first).
+    only("224-30-8280", "SSN", "224-30-8280");
+    // Nine bare digits without an SSN label, and SSN-shaped identifiers.
+    nothing("Routing number 121000358");
+    nothing("points: 245849631");
+    nothing("Lab panel code 296-47-6592 was reordered.");
+    nothing("Ticket id 296-47-6592");
+    nothing("MRN 296-47-6592");
+    nothing("Specimen accession 512-84-9631 received.");
+    nothing("Form ref: 412-56-7890");
+    nothing("SSN# 666849631");
+    only(
+        "social security number 401 22 7789; claim id 401-22-7790",
+        "SSN",
+        "401 22 7789",
+    );
+}
+
+#[test]
+fn birth_cues() {
+    for (text, value) in [
+        ("[09:34] Margot: my bday is Jan 25, 1946 🎂", "Jan 25, 1946"),
+        ("fyi my birthday is July 4th, 1990 lol", "July 4th, 1990"),
+        ("b-day: 11/30/1975, add it", "11/30/1975"),
+        ("Date of birth (mm/dd/yyyy): 06/16/1982\n", "06/16/1982"),
+        ("DOB [dd.mm.yyyy] 07.03.1984\n", "07.03.1984"),
+        ("\"dateOfBirth\": \"1975/06/15\",", "1975/06/15"),
+        ("patientDob: 1970-02-28\n", "1970-02-28"),
+        ("  birth_date: 1944/06/06\n", "1944/06/06"),
+        ("Patient: L. Marsh, b. 14 Aug 1949;", "14 Aug 1949"),
+        ("Born the 9th of May 1992 in Leeds.", "9th of May 1992"),
+        ("Geboren am 13. Mai 1952 in Köln.", "13. Mai 1952"),
+        ("Geb.: 3. Februar 1961\n", "3. Februar 1961"),
+        ("Née le 25/01/1964\n", "25/01/1964"),
+        ("né le 1er avril 1979 à Lyon", "1er avril 1979"),
+        ("Date de naissance : 26 juillet 1985\n", "26 juillet 1985"),
+        ("Nacido el 15/07/1983\n", "15/07/1983"),
+        (
+            "F. nacimiento: 13 de junio de 1978\n",
+            "13 de junio de 1978",
+        ),
+        (
+            "Fecha de nacimiento: 28 de agosto de 1977\n",
+            "28 de agosto de 1977",
+        ),
+        ("Data di nascita: 12 maggio 1983\n", "12 maggio 1983"),
+        ("nata il 12/05/1983 a Torino", "12/05/1983"),
+        ("生年月日：1967年5月6日\n", "1967年5月6日"),
+        ("誕生日：1988年11月3日\n", "1988年11月3日"),
+        ("Date of Birth: 16-Dec-1948\n", "16-Dec-1948"),
+        ("Birth date: 2nd of October 1980\n", "2nd of October 1980"),
+        ("DOB: 07.03.84\n", "07.03.84"),
+    ] {
+        only(text, "DATE_OF_BIRTH", value);
+    }
+}
+
+#[test]
+fn dates_without_birth_context_are_not_births() {
+    for text in [
+        "Form submitted: 16-Jul-2025",
+        "Policy start: 2nd of October 2024",
+        "Rendez-vous le 6 janvier 2025.",
+        "Termin: 4. März 2025",
+        "予約日：2026年1月15日",
+        "Birthday party on 2026-07-04",
+        "release 12.10.84 shipped",
+        "Date of Service: 18/4/2020",
+    ] {
+        nothing(text);
+    }
+}
+
+#[test]
+fn birth_dates_in_table_columns() {
+    let csv = "name,dob,email\nFelicity Vasquez,1956-08-15,f@example.org\nAnselm Oduya,06/17/2000,a@example.org\n";
+    let found: Vec<(String, String)> = found(csv)
+        .into_iter()
+        .filter(|(t, _)| t == "DATE_OF_BIRTH")
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("DATE_OF_BIRTH".to_owned(), "1956-08-15".to_owned()),
+            ("DATE_OF_BIRTH".to_owned(), "06/17/2000".to_owned())
+        ]
+    );
+    let tsv = "employee\tDate of Birth\thire_date\nA. Diaz\t1981-07-19\t2018-03-01\n";
+    only(tsv, "DATE_OF_BIRTH", "1981-07-19");
+    // Other date columns, and rows with no header.
+    nothing("order_id,created_at\n1001,2025-01-03\n1002,2025-01-04\n");
+    nothing("Felicity Vasquez,1956-08-15,x\nAnselm Oduya,1983-03-12,y\n");
+}
+
+#[test]
+fn money_forms() {
+    for (text, value) in [
+        ("Montant dû : 51 032,92 €\n", "51 032,92 €"),
+        ("Deposit: 66\u{a0}775,49\u{a0}€\n", "66\u{a0}775,49\u{a0}€"),
+        ("Deposit: 66\u{202f}775,49 €\n", "66\u{202f}775,49 €"),
+        ("Budget: CHF 69'026.85\n", "CHF 69'026.85"),
+        ("請求額：737,360円\n", "737,360円"),
+        ("amount=6.5 million euros card", "6.5 million euros"),
+        ("send the remaining 68125 dollars today", "68125 dollars"),
+        ("Budget: A$33,774.70\n", "A$33,774.70"),
+        ("Deposit: CA$7,938.44\n", "CA$7,938.44"),
+        ("billed US$ 10,556 twice", "US$ 10,556"),
+        ("Amount: R$ 13.213,90\n", "R$ 13.213,90"),
+        ("Quote: NZ$4,250 incl. GST", "NZ$4,250"),
+        ("Budget: -$89,840.91\n", "-$89,840.91"),
+        ("Refund issued: -€75.00\n", "-€75.00"),
+        ("run-rate 2.3 billion dollars.", "2.3 billion dollars"),
+        ("Salary: 4.5K euros per month", "4.5K euros"),
+    ] {
+        only(text, "MONEY", value);
+    }
+    nothing("Headcount: 1 250 people");
+    nothing("3 500 units shipped");
+    nothing("The parcel weighs 12 pounds.");
+    nothing("3.5 million downloads, 45K users");
+    nothing("1001,2025-01-03");
+}
+
+#[test]
+fn secret_forms() {
+    for (text, value) in [
+        (
+            "DATABASE_URL=postgresql://app_user:QsyXCu8yWtIXgA@db.internal:5432/orders\n",
+            "QsyXCu8yWtIXgA",
+        ),
+        (
+            "url=jdbc:mysql://svc_app:Vq7#pL2m!xR9w@mysql.prod:3306/app\n",
+            "Vq7#pL2m!xR9w",
+        ),
+        (
+            "REDIS_URL=redis://:z8Qe4LwT2nVb@cache.internal:6379/0\n",
+            "z8Qe4LwT2nVb",
+        ),
+        (
+            "  <password>0A%I8qMPuzZa3+vL-k</password>\n",
+            "0A%I8qMPuzZa3+vL-k",
+        ),
+        ("  <secret>Hk29_fQz!83mWp</secret>\n", "Hk29_fQz!83mWp"),
+        ("<apiKey>c8Jk2LmN9pQ4rS7t</apiKey>", "c8Jk2LmN9pQ4rS7t"),
+        (
+            "Authorization: Basic c3ZjX2pmZ2FjOkREa35vM1NuOFBXNn5Yd1V2TFE=\n",
+            "c3ZjX2pmZ2FjOkREa35vM1NuOFBXNn5Yd1V2TFE=",
+        ),
+        (
+            "'mailgun_key' => 'key-aa6768fda8aeb44f5cb9d8cd11e019e6',",
+            "key-aa6768fda8aeb44f5cb9d8cd11e019e6",
+        ),
+        (
+            "lol the prod pw is literally bQf+vyb2!kl7rA+~PZHvTX@ZnbF 🙈",
+            "bQf+vyb2!kl7rA+~PZHvTX@ZnbF",
+        ),
+        ("my password is hunter2-X9! ok?", "hunter2-X9!"),
+        ("the wifi passcode is Gr33n-Tea!42 btw", "Gr33n-Tea!42"),
+    ] {
+        only(text, "SECRET", value);
+    }
+    // Placeholders, defaults and prose about passwords.
+    nothing("AMQP_URL=amqp://guest:guest@localhost:5672/");
+    nothing("postgres://user:password@localhost/db");
+    nothing("postgres://${DB_USER}:${DB_PASS}@db/app");
+    nothing("<password>********</password>");
+    nothing("<password>${DB_PASSWORD}</password>");
+    nothing("Basic plan: 5 seats");
+    nothing("Authorization: Basic realm");
+    nothing("key-value store: enabled");
+    nothing("the password is incorrect, I tried twice");
+    nothing("password reset link expired");
+    nothing("the password is case-sensitive.");
+}
+
+#[test]
+fn long_tokens_are_covered_whole() {
+    let payload: String = "eyJzdWIiOiI4MDc5MjIwOSJ9".repeat(40);
+    let jwt = format!("eyJhbGciOiJSUzI1NiJ9.{payload}.aX2fBIGhgpL5s5BBV-_1CyCkYiJncF18pXfqBVSAAxQ");
+    assert!(jwt.len() > 900);
+    only(&format!("token={jwt}\n"), "SECRET", &jwt);
+    only(&format!("api_token: \"{jwt}\"\n"), "SECRET", &jwt);
+}
+
+#[test]
+fn ip_short_forms_and_image_tags() {
+    only("X-Forwarded-For: ::1\n", "IP_ADDRESS", "::1");
+    only("Client IP: 127.0.0.1\n", "IP_ADDRESS", "127.0.0.1");
+    only(
+        "upstream:192.168.10.5 status=502",
+        "IP_ADDRESS",
+        "192.168.10.5",
+    );
+    nothing("image: registry.example.internal/worker:7.27.8.112\n");
+    nothing("FROM python:3.11.4.1");
+    nothing("std::vec::Vec");
+}

@@ -35,14 +35,14 @@
 //! | type | class | tokenized | rules |
 //! |---|---|---|---|
 //! | `EMAIL` | confidential | yes | Latin-script local parts and domains; not `@mentions` or URL users |
-//! | `PHONE` | confidential | yes | North American (area/exchange 2-9) and `+` international; not order numbers or URL paths |
-//! | `SSN` | regulated | no | no area 000/666/9xx, group 00, serial 0000; not part/order numbers; spaced form needs SSN context |
+//! | `PHONE` | confidential | yes | North American (area/exchange 2-9; `1-`/`+1` prefixes and `415 555 0134` included) and `+` international; not numbers labelled as orders, invoices, tracking or other IDs, nor URL paths |
+//! | `SSN` | regulated | no | no area 000/666/9xx, group 00, serial 0000; not numbers labelled as other IDs (part, order, lab code, MRN...); spaced form needs SSN context, nine bare digits an SSN label |
 //! | `CREDIT_CARD` | regulated | yes | 13-19 digits, grouped or not, network first digit, Luhn |
 //! | `IBAN` | restricted | yes | country length, mod-97 |
-//! | `IP_ADDRESS` | confidential | yes | IPv4 octets ≤ 255, IPv6 per the standard parser; not versions |
-//! | `DATE_OF_BIRTH` | regulated | yes | a date right after birth context (`DOB`, `born on`, `"dob"`...) |
-//! | `MONEY` | restricted | yes | symbol or ISO code before or after; `K`/`M`/`million`... |
-//! | `SECRET` | restricted | no | provider key prefixes, JWTs, PEM private keys, credential assignments above an entropy floor |
+//! | `IP_ADDRESS` | confidential | yes | IPv4 octets ≤ 255, IPv6 per the standard parser (`::1` too); not versions or image tags |
+//! | `DATE_OF_BIRTH` | regulated | yes | a date (numeric, ISO, CJK, month names in six languages) right after birth context (`DOB`, `born on`, `"dateOfBirth"`, `Geburtsdatum`, `né le`, `生年月日`...) or under a birth column's header |
+//! | `MONEY` | restricted | yes | symbol, ISO code or currency word before or after; `K`/`M`/`million`...; space and apostrophe grouping; `CA$`-style prefixes and a minus sign in the span |
+//! | `SECRET` | restricted | no | provider key prefixes, JWTs, PEM private keys, credential assignments and XML elements, URL passwords, `Basic`/`Bearer` headers, passwords stated in prose; above an entropy floor, covered whole |
 //! | `HEALTH` | regulated | yes | diagnosis, prognosis, medication, patient id, medical record... |
 //! | `FINANCIAL` | restricted | yes | revenue, profit, margin, contract value, deal size, pricing |
 //! | `MARKED` | restricted | yes | confidential, proprietary |
@@ -56,23 +56,52 @@
 //! * [`classify`]: [`DataClass`], [`DataType`], [`Classifier`], JSON classification.
 //! * [`detect`]: [`Detector`], [`Finding`], [`Recognizer`].
 //! * [`trust`]: [`TrustLevel`], [`Clearance`], [`TrustedSources`].
-//! * [`sanitize`]: [`Sanitizer`], [`Execution`], [`AuditRecord`].
+//! * [`sanitize`]: [`Sanitizer`], [`Execution`], [`AuditRecord`] (what one execution
+//!   contributes to its audit record).
+//! * [`sandbox`]: the [`Sandbox`] trait, [`SandboxConfig`] presets per trust level,
+//!   [`ProcessSandbox`] (Linux isolation that holds when the host is root; fails closed),
+//!   [`ScriptedSandbox`] for tests.
+//! * [`approval`]: `yes_once` / `yes_in_session` / `no` through the host's
+//!   [`ApprovalChannel`]; [`load_skill`]: [`ScriptRunner`] (referenced scripts only,
+//!   approved, sandboxed, rendered).
+//! * [`audit`]: [`AuditTrail`], the hash-chained, Merkle-provable audit log over an
+//!   `AuditStore`; [`autonomy`]: graduated autonomy over a `TrustStore`;
+//!   [`permissions`]: the permission hierarchy and rate limits; [`gate`]: the one
+//!   [`PolicyGate`] asked before every skill step.
 //!
-//! Later work adds the sandbox, approvals, autonomy, permissions, the audit trail and the
-//! skill scanner beside these modules. The crate depends on no other `skills-*` crate yet;
-//! it never depends on `skills-orchestrate`.
+//! The skill scanner comes later. The crate depends on `skills-core`, `skills-store-traits`
+//! and `skills-catalog`; it never depends on `skills-orchestrate`.
 
+pub mod approval;
+pub mod audit;
+pub mod autonomy;
 pub mod classify;
 pub mod detect;
 mod error;
+pub mod gate;
+pub mod load_skill;
+pub mod permissions;
+pub mod sandbox;
 pub mod sanitize;
 pub mod trust;
 
+pub use approval::{
+    ApprovalChannel, ApprovalDecision, ApprovalOption, ApprovalRequest, Approvals, NonInteractive,
+    SessionScope,
+};
+pub use audit::{AuditTrail, ChainBreak, Checkpoint};
+pub use autonomy::{Autonomy, RiskLevel};
 pub use classify::{
     ClassifiedData, Classifier, Context, DataClass, DataType, SourceRule, SourceRules,
 };
 pub use detect::{Detector, Finding, FindingKind, Findings, Recognizer};
 pub use error::Error;
+pub use gate::{Decision, PolicyGate, StepRequest};
+pub use load_skill::{LoadedSkill, ScriptReport, ScriptRunner};
+pub use permissions::{PermissionRule, Permissions, Principal};
+pub use sandbox::{
+    Outcome, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, ScriptedSandbox, Status, Tier,
+};
 pub use sanitize::{
     AuditRecord, Execution, OutputIssue, Sanitized, SanitizedJson, Sanitizer, SecurityFlag,
     ValidatedOutput,

@@ -1,7 +1,10 @@
 //! IP addresses: IPv4 with every octet at most 255 (`172.191.37.15`), and IPv6 in full or
 //! compressed form (`1391:fc28:2760:1a66:1265:ad66:af26:e128`, `fe80::1`), checked by the
-//! standard library's parser. A dotted quad introduced as a version, build or firmware
-//! (`version 5.13.2.232`, `Upgrade firmware to 2.6.8.130`) is not an address.
+//! standard library's parser, down to the shortest compressed forms (`::1`, `::a1`). A
+//! dotted quad introduced as a version, build or firmware (`version 5.13.2.232`, `Upgrade
+//! firmware to 2.6.8.130`) is not an address, nor one tagging a name with no space between
+//! (`registry.example/worker:7.27.8.112`, `worker:3.5.7.135`: an image tag), unless that
+//! name is an address word (`ip:10.0.0.1`, `client_ip:...`, `upstream:...`).
 
 use std::net::Ipv6Addr;
 
@@ -39,9 +42,64 @@ fn version_context(h: &[u8], start: usize) -> bool {
     }
 }
 
+/// The last words of names that introduce an address as `name:address`.
+const ADDRESS_NAMES: [&[u8]; 26] = [
+    b"ip",
+    b"ipv4",
+    b"ips",
+    b"addr",
+    b"address",
+    b"host",
+    b"server",
+    b"src",
+    b"dst",
+    b"source",
+    b"dest",
+    b"destination",
+    b"client",
+    b"remote",
+    b"peer",
+    b"from",
+    b"to",
+    b"gateway",
+    b"gw",
+    b"dns",
+    b"proxy",
+    b"upstream",
+    b"bind",
+    b"listen",
+    b"for",
+    b"origin",
+];
+
+/// True when `name:` sits right before `p` (no space) and the name is not an address word:
+/// an image or package tag (`worker:7.27.8.112`).
+fn tagged_name(h: &[u8], p: usize) -> bool {
+    if before(h, p) != Some(b':') {
+        return false;
+    }
+    let colon = p - 1;
+    let mut s = colon;
+    while s > 0
+        && colon - s < 128
+        && (is_alnum(h[s - 1]) || matches!(h[s - 1], b'_' | b'-' | b'.' | b'/'))
+    {
+        s -= 1;
+    }
+    if s == colon {
+        return false;
+    }
+    let name = &h[s..colon];
+    let last = name
+        .rsplit(|&b| matches!(b, b'_' | b'-' | b'.' | b'/'))
+        .next()
+        .unwrap_or(name);
+    !ADDRESS_NAMES.iter().any(|a| last.eq_ignore_ascii_case(a))
+}
+
 /// An IPv4 address at the digit `p`; returns its end.
 pub(crate) fn v4_at_digit(h: &[u8], p: usize) -> Option<usize> {
-    if matches!(before(h, p), Some(b'.')) {
+    if matches!(before(h, p), Some(b'.')) || tagged_name(h, p) {
         return None;
     }
     let mut i = p;
@@ -96,7 +154,8 @@ pub(crate) fn v6_at(text: &str, s: usize) -> Option<usize> {
         return None;
     }
     let groups = cand.split(':').filter(|g| !g.is_empty()).count();
-    if groups < 2 {
+    // One group only in the shortest forms: `::1`, `::a1`.
+    if groups < 2 && !(groups == 1 && cand.starts_with("::")) {
         return None;
     }
     cand.parse::<Ipv6Addr>().ok().map(|_| e)
@@ -138,13 +197,23 @@ mod tests {
         assert_eq!(v4("x 1.2.3.4.5"), None);
         assert_eq!(v4("x 01.2.3.4"), None);
         assert_eq!(v4("x 1.2.3"), None);
+        assert_eq!(
+            v4("image: registry.example.internal/worker:7.27.8.112"),
+            None
+        );
+        assert_eq!(v4("FROM base:3.5.7.135"), None);
+        assert_eq!(v4("node:18.16.0.1"), None);
+        assert_eq!(v4("ip:10.0.0.1"), Some("10.0.0.1"));
+        assert_eq!(v4("client_ip:10.0.0.1"), Some("10.0.0.1"));
+        assert_eq!(v4("Client IP: 10.0.0.1"), Some("10.0.0.1"));
     }
 
     fn v6(s: &str) -> Option<&str> {
         let h = s.as_bytes();
-        let c = h.iter().position(|&b| b == b':')?;
-        let st = v6_start_before_colon(h, c);
-        v6_at(s, st).map(|e| &s[st..e])
+        (0..h.len()).filter(|&c| h[c] == b':').find_map(|c| {
+            let st = v6_start_before_colon(h, c);
+            v6_at(s, st).map(|e| &s[st..e])
+        })
     }
 
     #[test]
@@ -158,6 +227,8 @@ mod tests {
             Some("8f48:dd88:be83:eb94:7060:148a:e78f:3ba")
         );
         assert_eq!(v6("from fe80::1."), Some("fe80::1"));
+        assert_eq!(v6("X-Forwarded-For: ::1\n"), Some("::1"));
+        assert_eq!(v6("[::1]:8080"), Some("::1"));
     }
 
     #[test]
@@ -166,5 +237,7 @@ mod tests {
         assert_eq!(v6("std::vec"), None);
         assert_eq!(v6("mac 00:1a:2b:3c:4d:5e"), None);
         assert_eq!(v6("Email: x"), None);
+        assert_eq!(v6("Foo::1"), None);
+        assert_eq!(v6("a ::ff b"), None);
     }
 }

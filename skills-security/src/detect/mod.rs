@@ -1,17 +1,21 @@
 //! Finding sensitive values in text: the built-in recognizers, the [`Recognizer`] trait for
 //! a host's own, and [`Detector`], which runs them all in one pass.
 
+mod birth;
 mod card;
+mod credential;
 mod date;
 mod email;
 mod iban;
 mod ip;
 mod keyword;
+mod label;
 mod money;
 mod phone;
 mod scan;
 mod secret;
 mod ssn;
+mod table;
 pub(crate) mod text;
 
 use std::fmt;

@@ -1,9 +1,24 @@
-//! Amounts of money: a number with a currency symbol (`$`, `€`, `£`, `¥`, `₹`) or ISO code
-//! (`USD`, `EUR`...) before or after it, in either grouping convention (`1,446,981.78 USD`,
-//! `1.685.143,74 €`, `44,87 €`), with an optional `K`, `M`, `bn`, `thousand`, `million` or
-//! `billion`. A number with no currency (`639,720 records`) is not money.
+//! Amounts of money: a number with a currency symbol (`$`, `€`, `£`, `¥`, `₹`, `₩`, and
+//! after the number `円`, `元`, `원`), an ISO code (`USD`, `EUR`...) or a currency word
+//! (`dollars`, `euros`, `yen`, `francs`...) before or after it, with an optional `K`, `M`,
+//! `bn`, `thousand`, `million` or `billion` (`3.5 million euros`, `$1.2M`).
+//!
+//! Grouping: `,` and `.` either way round (`1,446,981.78 USD`, `1.685.143,74 €`), and,
+//! for three-digit groups only, a space, a no-break space, a narrow no-break space or a
+//! thin space (`51 032,92 €`) or an apostrophe (`CHF 69'026.85`, `CHF 69’026.85`); spaced
+//! groups are joined only when the amount has its currency, so `2019 500 users` is not
+//! swallowed.
+//!
+//! The span takes in a letter prefix of the dollar sign (`A$`, `AU$`, `CA$`, `C$`, `US$`,
+//! `R$`, `HK$`, `NZ$`, `S$`, `NT$`, `MX$`) and a leading minus sign (`-$1,234.56`,
+//! `−€5`). Accounting parentheses are left out of the span: `($25)` is as often an aside
+//! as a negative, and the amount inside is covered either way.
+//!
+//! A number with no currency (`639,720 records`, `45K users`) is not money. `pounds` alone
+//! is a weight as often as money (`weighs 180 pounds`), so it counts only after a
+//! multiplier (`3 million pounds`) or as `pounds sterling`.
 
-use super::text::{at, digit_run, is_alnum};
+use super::text::{at, before, digit_run, is_alnum};
 
 /// ISO 4217 codes recognised before or after an amount.
 pub(crate) const CODES: [&str; 16] = [
@@ -11,7 +26,47 @@ pub(crate) const CODES: [&str; 16] = [
     "HKD", "SGD", "MXN",
 ];
 
-const SYMBOLS: [&str; 6] = ["$", "€", "£", "¥", "₹", "₩"];
+/// Symbols after an amount (the one-byte `$` is not: `5$` is rarer than a stray `$`).
+const SUFFIX_SYMBOLS: [&str; 9] = ["€", "£", "¥", "₹", "₩", "円", "元", "원", "₽"];
+
+/// Currency words after an amount, compared ASCII case-insensitively.
+const WORDS: [&str; 30] = [
+    "us dollars",
+    "u.s. dollars",
+    "canadian dollars",
+    "australian dollars",
+    "hong kong dollars",
+    "singapore dollars",
+    "new zealand dollars",
+    "swiss francs",
+    "pounds sterling",
+    "dollars",
+    "dollar",
+    "euros",
+    "euro",
+    "yen",
+    "francs",
+    "franc",
+    "rupees",
+    "rupee",
+    "yuan",
+    "renminbi",
+    "pesos",
+    "peso",
+    "reais",
+    "kronor",
+    "kroner",
+    "krona",
+    "krone",
+    "bucks",
+    "kr",
+    "zł",
+];
+
+/// Letters that may prefix a `$` (`A$`, `CA$`, `US$`), longest first.
+const DOLLAR_PREFIXES: [&[u8]; 11] = [
+    b"US", b"AU", b"CA", b"NZ", b"HK", b"SG", b"NT", b"MX", b"A", b"C", b"R",
+];
 
 const MULTIPLIERS: [&[u8]; 10] = [
     b"thousand",
@@ -26,23 +81,80 @@ const MULTIPLIERS: [&[u8]; 10] = [
     b"k",
 ];
 
+/// The length of a space that may sit between groups or between an amount and its
+/// currency: ASCII, no-break (U+00A0), narrow no-break (U+202F) or thin (U+2009).
+fn space_len(h: &[u8], i: usize) -> usize {
+    match at(h, i) {
+        Some(b' ') => 1,
+        Some(0xC2) if at(h, i + 1) == Some(0xA0) => 2,
+        Some(0xE2) if matches!(h.get(i + 1..i + 3), Some([0x80, 0xAF | 0x89])) => 3,
+        _ => 0,
+    }
+}
+
+/// The length of a group separator at `i` followed by exactly three digits: a space (see
+/// [`space_len`]) when `spaces`, or an apostrophe (`'` or `’`).
+fn group_sep(h: &[u8], i: usize, spaces: bool) -> usize {
+    let n = match at(h, i) {
+        Some(b'\'') => 1,
+        Some(0xE2) if h.get(i + 1..i + 3) == Some(&[0x80, 0x99]) => 3,
+        _ if spaces => space_len(h, i),
+        _ => 0,
+    };
+    if n > 0 && digit_run(h, i + n, 3) == 3 {
+        n
+    } else {
+        0
+    }
+}
+
 /// The end of an amount starting at the digit `i`: digit groups joined by single `,` or
-/// `.`, then an optional multiplier.
-pub(crate) fn amount_end(h: &[u8], i: usize) -> Option<usize> {
+/// `.`, three-digit groups by an apostrophe or (when `spaces`) a space, then an optional
+/// multiplier.
+pub(crate) fn amount_end(h: &[u8], i: usize, spaces: bool) -> Option<usize> {
     let first = digit_run(h, i, 24);
     if first == 0 || first > 24 {
         return None;
     }
     let mut e = i + first;
-    while matches!(at(h, e), Some(b',' | b'.')) {
-        let n = digit_run(h, e + 1, 24);
-        if n == 0 {
+    let grouped = first <= 3;
+    loop {
+        if let Some(sep @ (b',' | b'.')) = at(h, e) {
+            let n = digit_run(h, e + 1, 24);
+            let more = at(h, e + 1 + n) == Some(sep)
+                && matches!(at(h, e + 2 + n), Some(b) if b.is_ascii_digit());
+            if grouped && (n == 3 || (n == 2 && sep == b',' && more)) {
+                // A thousands group (or an Indian two-digit group: `12,34,567`).
+                e += 1 + n;
+                continue;
+            }
+            if (1..=2).contains(&n) || (sep == b'.' && n >= 3) {
+                // The decimals: the amount ends with them.
+                e += 1 + n;
+                break;
+            }
+            // `1001,2025`: two fields of a row, not one amount.
             break;
         }
-        e += 1 + n;
+        // Space and apostrophe grouping: only three-digit groups after a first group of
+        // at most three digits.
+        let sep = if first <= 3 {
+            group_sep(h, e, spaces)
+        } else {
+            0
+        };
+        if sep == 0 {
+            break;
+        }
+        e += sep + 3;
     }
     // Multiplier: directly attached (4.2M) or after one space (4.2 million).
+    let letter_next = matches!(at(h, e), Some(b) if b.is_ascii_alphabetic())
+        || (at(h, e) == Some(b' ') && matches!(at(h, e + 1), Some(b) if b.is_ascii_alphabetic()));
     for skip in [0usize, 1] {
+        if !letter_next {
+            break;
+        }
         if skip == 1 && at(h, e) != Some(b' ') {
             break;
         }
@@ -64,33 +176,99 @@ pub(crate) fn amount_end(h: &[u8], i: usize) -> Option<usize> {
     Some(e)
 }
 
-fn space_len(h: &[u8], i: usize) -> usize {
-    match at(h, i) {
-        Some(b' ') => 1,
-        Some(0xC2) if at(h, i + 1) == Some(0xA0) => 2,
-        Some(0xE2) if h.get(i + 1..i + 3) == Some(&[0x80, 0xAF]) => 3,
-        _ => 0,
-    }
+fn lower_starts(h: &[u8], i: usize, word: &str) -> bool {
+    h.get(i..i + word.len()).is_some_and(|w| {
+        w.iter()
+            .zip(word.as_bytes())
+            .all(|(a, b)| a.to_ascii_lowercase() == *b)
+    })
 }
 
-/// A currency symbol or code right after an amount ending at `e`; returns the new end.
-pub(crate) fn suffix(h: &[u8], e: usize) -> Option<usize> {
-    let s = e + space_len(h, e);
-    for sym in SYMBOLS {
-        if sym.len() > 1 && h.get(s..s + sym.len()) == Some(sym.as_bytes()) {
-            return Some(s + sym.len());
+/// A currency symbol, code or word right after an amount ending at `e` (the amount itself
+/// starting at `s`, for the multiplier test); returns the new end.
+pub(crate) fn suffix(h: &[u8], s: usize, e: usize) -> Option<usize> {
+    let gap = space_len(h, e);
+    let i = e + gap;
+    let first = at(h, i)?;
+    if first >= 0x80
+        && let Some(sym) = SUFFIX_SYMBOLS
+            .iter()
+            .find(|sym| h.get(i..i + sym.len()) == Some(sym.as_bytes()))
+    {
+        return Some(i + sym.len());
+    }
+    if gap == 0 || !first.is_ascii_alphabetic() {
+        return None;
+    }
+    if first.is_ascii_uppercase()
+        && let Some(code) = h.get(i..i + 3)
+        && CODES.iter().any(|c| c.as_bytes() == code)
+        && !matches!(at(h, i + 3), Some(b) if is_alnum(b))
+    {
+        return Some(i + 3);
+    }
+    // Currency words: compared whole, and only those with the right initial.
+    let len = h[i..]
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphabetic() || b >= 0x80)
+        .take(13)
+        .count();
+    if len > 12 {
+        return None;
+    }
+    let word = &h[i..i + len];
+    let initial = first.to_ascii_lowercase();
+    for w in WORDS {
+        let wb = w.as_bytes();
+        let end = i + wb.len();
+        if wb[0] == initial
+            && wb.len() >= len
+            && wb.get(len).is_none_or(|&b| b == b' ' || b == b'.')
+            && lower_starts(h, i, w)
+            && !matches!(at(h, end), Some(b) if is_alnum(b) || b >= 0x80)
+        {
+            return Some(end);
         }
     }
-    if s > e {
-        for code in CODES {
-            if h.get(s..s + 3) == Some(code.as_bytes())
-                && !matches!(at(h, s + 3), Some(b) if is_alnum(b))
+    // `pounds` only as money: after a multiplier word.
+    let multiplied = h
+        .get(s..e)
+        .is_some_and(|a| a.last().is_some_and(u8::is_ascii_alphabetic));
+    (multiplied
+        && ["pounds", "pound", "quid"]
+            .iter()
+            .any(|w| word.eq_ignore_ascii_case(w.as_bytes())))
+    .then_some(i + len)
+}
+
+/// The start of a money span whose currency or digits start at `p`: a `$`'s letter prefix
+/// (`CA$`) and a leading minus sign are taken in.
+pub(crate) fn span_start(h: &[u8], p: usize) -> usize {
+    let mut s = p;
+    if at(h, p) == Some(b'$') {
+        for pre in DOLLAR_PREFIXES {
+            if p >= pre.len()
+                && h.get(p - pre.len()..p) == Some(pre)
+                && !matches!(before(h, p - pre.len()), Some(b) if is_alnum(b))
             {
-                return Some(s + 3);
+                s = p - pre.len();
+                break;
             }
         }
     }
-    None
+    let minus = if before(h, s) == Some(b'-') {
+        1
+    } else if s >= 3 && h.get(s - 3..s) == Some("−".as_bytes()) {
+        3
+    } else {
+        0
+    };
+    if minus > 0
+        && !matches!(before(h, s - minus), Some(b) if is_alnum(b) || b == b'-' || b == b'.')
+    {
+        s -= minus;
+    }
+    s
 }
 
 /// An amount after a currency symbol of `len` bytes at `p`; returns the end.
@@ -100,7 +278,7 @@ pub(crate) fn after_symbol(h: &[u8], p: usize, len: usize) -> Option<usize> {
     if !matches!(at(h, i), Some(b) if b.is_ascii_digit()) {
         return None;
     }
-    amount_end(h, i)
+    amount_end(h, i, true)
 }
 
 /// An amount after the currency code at `p` (`USD 143.30`); returns the end.
@@ -109,7 +287,7 @@ pub(crate) fn after_code(h: &[u8], p: usize) -> Option<usize> {
     if !CODES.iter().any(|c| c.as_bytes() == code) {
         return None;
     }
-    if matches!(super::text::before(h, p), Some(b) if is_alnum(b)) {
+    if matches!(before(h, p), Some(b) if is_alnum(b)) {
         return None;
     }
     let mut i = p + 3;
@@ -117,33 +295,53 @@ pub(crate) fn after_code(h: &[u8], p: usize) -> Option<usize> {
         i += 1;
     }
     let i = i + space_len(h, i);
-    if i == p + 3 && !matches!(at(h, i), Some(b) if b.is_ascii_digit()) {
-        return None;
-    }
     if !matches!(at(h, i), Some(b) if b.is_ascii_digit()) {
         return None;
     }
-    amount_end(h, i)
+    amount_end(h, i, true)
+}
+
+/// An amount starting at the digit `p` followed by its currency; returns its span, or
+/// `Err` with where the number (without currency) ends, for the scanner to skip to.
+pub(crate) fn at_digit(h: &[u8], p: usize) -> Result<(usize, usize), Option<usize>> {
+    let plain = amount_end(h, p, false);
+    if let Some(e) = plain
+        && group_sep(h, e, true) > 0
+        && let Some(spaced) = amount_end(h, p, true)
+        && spaced != e
+        && let Some(end) = suffix(h, p, spaced)
+    {
+        return Ok((span_start(h, p), end));
+    }
+    match plain {
+        Some(e) => match suffix(h, p, e) {
+            Some(end) => Ok((span_start(h, p), end)),
+            None => Err(Some(e)),
+        },
+        None => Err(None),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const SYMBOLS: [&str; 6] = ["$", "€", "£", "¥", "₹", "₩"];
+
+    /// The first amount in `s`, found the way the scanner finds it.
     fn money(s: &str) -> Option<&str> {
         let h = s.as_bytes();
         for (p, c) in s.char_indices() {
             if SYMBOLS.contains(&&s[p..p + c.len_utf8()]) {
-                return after_symbol(h, p, c.len_utf8()).map(|e| &s[p..e]);
+                return after_symbol(h, p, c.len_utf8()).map(|e| &s[span_start(h, p)..e]);
             }
             if c.is_ascii_uppercase()
                 && let Some(e) = after_code(h, p)
             {
-                return Some(&s[p..e]);
+                return Some(&s[span_start(h, p)..e]);
             }
             if c.is_ascii_digit() {
-                let e = amount_end(h, p)?;
-                return suffix(h, e).map(|e| &s[p..e]);
+                return at_digit(h, p).ok().map(|(a, e)| &s[a..e]);
             }
         }
         None
@@ -163,11 +361,54 @@ mod tests {
     }
 
     #[test]
+    fn grouping_and_suffixes() {
+        assert_eq!(money("Montant dû : 51 032,92 €\n"), Some("51 032,92 €"));
+        assert_eq!(
+            money("dû : 51\u{a0}032,92\u{a0}€"),
+            Some("51\u{a0}032,92\u{a0}€")
+        );
+        assert_eq!(money("dû : 51\u{202f}032,92 €"), Some("51\u{202f}032,92 €"));
+        assert_eq!(money("Budget: CHF 69'026.85\n"), Some("CHF 69'026.85"));
+        assert_eq!(money("請求額：737,360円"), Some("737,360円"));
+        assert_eq!(
+            money("amount=6.5 million euros card"),
+            Some("6.5 million euros")
+        );
+        assert_eq!(
+            money("send the remaining 68125 dollars to"),
+            Some("68125 dollars")
+        );
+        assert_eq!(money("about 300 Swiss francs."), Some("300 Swiss francs"));
+        assert_eq!(money("a 2 billion pound deal"), Some("2 billion pound"));
+        assert_eq!(money("€ 12 345,67 due"), Some("€ 12 345,67"));
+    }
+
+    #[test]
+    fn prefixes_and_signs() {
+        assert_eq!(money("Budget: A$33,774.70\n"), Some("A$33,774.70"));
+        assert_eq!(money("Deposit: CA$7,938.44\n"), Some("CA$7,938.44"));
+        assert_eq!(money("billed US$ 10,556 twice"), Some("US$ 10,556"));
+        assert_eq!(money("Amount: R$ 13.213,90\n"), Some("R$ 13.213,90"));
+        assert_eq!(money("Budget: -$89,840.91\n"), Some("-$89,840.91"));
+        assert_eq!(money("net −€5.00"), Some("−€5.00"));
+        assert_eq!(money("delta -1.234,56 € x"), Some("-1.234,56 €"));
+        // Not a prefix or a sign: part of a word or a range.
+        assert_eq!(money("XA$5"), Some("$5"));
+        assert_eq!(money("from 10-$20"), None);
+        assert_eq!(money("($25)"), Some("$25"));
+    }
+
+    #[test]
     fn near_misses() {
         assert_eq!(money("processed 639,720 records"), None);
         assert_eq!(money("covers 1,248 units"), None);
         assert_eq!(money("echo $HOME"), None);
         assert_eq!(money("USDT 5"), None);
         assert_eq!(money("5 USDT"), None);
+        assert_eq!(money("3.5 million downloads"), None);
+        assert_eq!(money("45K users"), None);
+        assert_eq!(money("weighs 180 pounds"), None);
+        assert_eq!(money("in 2019 500 users"), None);
+        assert_eq!(money("12 345 units"), None);
     }
 }

@@ -1,18 +1,71 @@
 //! Telephone numbers: North American (`702.289.9674`, `201-774-9863`, `(617) 554-8108`,
-//! `+1 313 398 6888`, `+1-415-994-4612`) and international (`+44 20 7946 0667`,
-//! `+33 1 88 19 68 63`, `+49 30 46909496`).
+//! `415 555 0134`, with a trunk or country prefix `1-415-555-0134`, `1 (415) 555-0134`,
+//! `+1 313 398 6888`, `+1 415-555-0134`, `+1-415-994-4612`, the prefix inside the span)
+//! and international (`+44 20 7946 0667`, `+33 1 88 19 68 63`, `+49 30 46909496`).
 //!
-//! North American numbers need an area code and exchange starting 2-9. A number shaped like
-//! a phone but introduced as an order, invoice or tracking number, or sitting in a URL path
-//! (`/orders/303-886-4374`), is not a phone.
+//! North American numbers need an area code and exchange starting 2-9; the space-separated
+//! form must stand alone (no digit group right before or after it, so it is not a piece of
+//! a longer spaced number). A number shaped like a phone is not one when it sits in a URL
+//! path (`/orders/303-886-4374`) or after `#` with no phone word, or when its label
+//! ([`label`](super::label)) names another identifier nearer than any phone word: `Order
+//! ref (legacy system):`, `Tracking number of the returned item:`, `Invoice`, `SKU`,
+//! `Ticket`, `Account`... while `call`, `phone`, `tel`, `mobile`, `fax`... keep it a phone
+//! (`Order contact phone: ...`).
 
-use super::text::{WINDOW, at, before, digit_run, is_alnum, last_words, lookback};
+use super::label::{Cue, nearest_cue};
+use super::text::{at, before, digit_run, is_alnum};
 
-const NOT_PHONE: [&[u8]; 22] = [
+/// Words that make a number a phone, whatever else the label says.
+const PHONE_WORDS: [&[u8]; 36] = [
+    b"phone",
+    b"phones",
+    b"telephone",
+    b"tel",
+    b"tele",
+    b"telefon",
+    b"telefone",
+    b"telefono",
+    "teléfono".as_bytes(),
+    "tél".as_bytes(),
+    b"cell",
+    b"cellphone",
+    b"mobile",
+    b"mob",
+    b"mobil",
+    "móvil".as_bytes(),
+    b"movil",
+    b"handy",
+    b"portable",
+    b"fax",
+    b"call",
+    b"called",
+    b"callback",
+    b"caller",
+    b"ph",
+    b"text",
+    b"sms",
+    b"whatsapp",
+    b"dial",
+    b"reach",
+    b"hotline",
+    b"landline",
+    b"celular",
+    b"cellulare",
+    "電話".as_bytes(),
+    "携帯".as_bytes(),
+];
+
+/// Words naming identifiers that look like phone numbers.
+const NOT_PHONE: [&[u8]; 54] = [
     b"order",
     b"orders",
     b"invoice",
+    b"inv",
     b"tracking",
+    b"shipment",
+    b"parcel",
+    b"package",
+    b"waybill",
     b"ref",
     b"reference",
     b"part",
@@ -21,27 +74,61 @@ const NOT_PHONE: [&[u8]; 22] = [
     b"ticket",
     b"case",
     b"confirmation",
+    b"conf",
     b"po",
     b"id",
     b"build",
     b"version",
+    b"item",
+    b"product",
+    b"model",
+    b"lot",
+    b"batch",
+    b"transaction",
+    b"txn",
+    b"receipt",
+    b"booking",
+    b"reservation",
+    b"claim",
+    b"account",
+    b"acct",
+    b"rma",
     b"teilenummer",
     b"artikelnummer",
     b"bestellnummer",
     b"auftragsnummer",
     b"rechnungsnummer",
     b"seriennummer",
+    b"sendungsnummer",
+    b"bestellung",
+    b"rechnung",
+    b"auftrag",
+    b"commande",
+    b"facture",
+    b"suivi",
+    b"pedido",
+    b"factura",
+    b"referencia",
+    "référence".as_bytes(),
+    b"seguimiento",
 ];
 
-/// True when the words right before `start` say the number is something else.
+/// True when the context before `start` says the number is something else.
 fn not_a_phone(h: &[u8], start: usize) -> bool {
-    if matches!(before(h, start), Some(b'/' | b'#' | b'_')) {
+    if matches!(before(h, start), Some(b'/' | b'_')) {
         return true;
     }
-    let mut buf = [0u8; WINDOW];
-    let w = lookback(h, start, &mut buf);
-    let trimmed = w.trim_ascii_end();
-    trimmed.last() == Some(&b'#') || last_words(trimmed, 2).any(|word| NOT_PHONE.contains(&word))
+    match nearest_cue(h, start, &PHONE_WORDS, &NOT_PHONE) {
+        Some(Cue::Own) => false,
+        Some(Cue::Other) => true,
+        None => {
+            let mut i = start;
+            while i > 0 && h[i - 1] == b' ' {
+                i -= 1;
+            }
+            before(h, i) == Some(b'#')
+        }
+    }
 }
 
 fn nanp_digit(b: Option<u8>) -> bool {
@@ -57,26 +144,55 @@ fn closed(h: &[u8], end: usize) -> Option<usize> {
     }
 }
 
-/// `ddd-ddd-dddd` / `ddd.ddd.dddd` at the digit `p`.
-pub(crate) fn nanp_at_digit(h: &[u8], p: usize) -> Option<usize> {
-    if digit_run(h, p, 3) != 3 {
-        return None;
-    }
-    let sep = at(h, p + 3)?;
-    if !matches!(sep, b'-' | b'.')
-        || digit_run(h, p + 4, 3) != 3
-        || at(h, p + 7) != Some(sep)
-        || digit_run(h, p + 8, 4) != 4
+/// `ddd-ddd-dddd`, `ddd.ddd.dddd` or `ddd ddd dddd` starting at `a`, its two separators
+/// alike; returns the end.
+fn nanp_groups(h: &[u8], a: usize, seps: &[u8]) -> Option<usize> {
+    let sep = at(h, a + 3)?;
+    if !seps.contains(&sep)
+        || digit_run(h, a, 3) != 3
+        || digit_run(h, a + 4, 3) != 3
+        || at(h, a + 7) != Some(sep)
+        || digit_run(h, a + 8, 4) != 4
+        || !nanp_digit(at(h, a))
+        || !nanp_digit(at(h, a + 4))
     {
         return None;
     }
-    if !nanp_digit(at(h, p)) || !nanp_digit(at(h, p + 4)) {
+    let end = closed(h, a + 12)?;
+    // A spaced number must not run on into another digit group.
+    if sep == b' '
+        && at(h, end) == Some(b' ')
+        && matches!(at(h, end + 1), Some(b) if b.is_ascii_digit())
+    {
         return None;
     }
+    Some(end)
+}
+
+/// A North American number at the digit `p`: `ddd-ddd-dddd`, `ddd.ddd.dddd`, `ddd ddd
+/// dddd`, or any of them or `(ddd) ddd-dddd` after a trunk `1` and a separator.
+pub(crate) fn nanp_at_digit(h: &[u8], p: usize) -> Option<usize> {
     if matches!(before(h, p), Some(b'-' | b'.')) {
         return None;
     }
-    let end = closed(h, p + 12)?;
+    // Part of a longer spaced number (`07 415 555 0134`, `12 345 678 9012`).
+    let spaced_run_before = before(h, p) == Some(b' ')
+        && matches!(p.checked_sub(2).and_then(|i| at(h, i)), Some(b) if b.is_ascii_digit());
+    let end = if at(h, p) == Some(b'1') && digit_run(h, p, 2) == 1 {
+        let sep = at(h, p + 1)?;
+        if !matches!(sep, b' ' | b'-' | b'.') || spaced_run_before {
+            return None;
+        }
+        if sep == b' ' && at(h, p + 2) == Some(b'(') {
+            paren_nanp(h, p + 2)?
+        } else {
+            let seps: &[u8] = if sep == b' ' { b"-. " } else { &[sep] };
+            nanp_groups(h, p + 2, seps)?
+        }
+    } else {
+        let seps: &[u8] = if spaced_run_before { b"-." } else { b"-. " };
+        nanp_groups(h, p, seps)?
+    };
     (!not_a_phone(h, p)).then_some(end)
 }
 
@@ -142,27 +258,21 @@ pub(crate) fn at_plus(h: &[u8], p: usize) -> Option<usize> {
     if cc == 0 {
         return None;
     }
-    // +1: a North American number follows.
+    // +1: a North American number follows, after a space, dash or dot (or straight
+    // into its parenthesised area code).
     if cc == 1 && at(h, p + 1) == Some(b'1') {
         let i = p + 2;
         let sep = at(h, i)?;
+        if sep == b'(' {
+            return paren_nanp(h, i);
+        }
         if !matches!(sep, b' ' | b'-' | b'.') {
             return None;
         }
         if at(h, i + 1) == Some(b'(') {
             return paren_nanp(h, i + 1);
         }
-        let a = i + 1;
-        if digit_run(h, a, 3) == 3
-            && at(h, a + 3) == Some(sep)
-            && digit_run(h, a + 4, 3) == 3
-            && at(h, a + 7) == Some(sep)
-            && digit_run(h, a + 8, 4) == 4
-            && nanp_digit(at(h, a))
-        {
-            return closed(h, a + 12);
-        }
-        return None;
+        return nanp_groups(h, i + 1, b"-. ");
     }
     // Groups of digits separated by single spaces, dashes or dots: 8 to 15 digits in all.
     // Groups are taken greedily, then given back one at a time until the number ends

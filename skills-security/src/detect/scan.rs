@@ -1,8 +1,10 @@
 //! The single pass: one Aho-Corasick automaton holds every trigger of every built-in
-//! recognizer (digits, `@`, `+`, `(`, `:`, currency symbols and codes, secret prefixes,
-//! credential key names, keywords); each hit is handed to the recognizer it belongs to,
-//! which parses forward (and looks back a bounded window for context) and says where the
-//! scan resumes. Nothing is rescanned per recognizer.
+//! recognizer (digits, `@`, `+`, `(`, `:`, `://`, currency symbols and codes, secret
+//! prefixes, credential key names, `bearer`, `basic`, keywords); each hit is handed to the
+//! recognizer it belongs to, which parses forward (and looks back a bounded window for
+//! context) and says where the scan resumes. Nothing is rescanned per recognizer; the one
+//! piece of state carried along the pass is what it learnt about the delimited table it is
+//! in ([`table`](super::table)), so a table's header is read once.
 //!
 //! Speed: a DFA step costs one dependent memory load per byte, which caps a plain
 //! automaton at a few hundred MB/s. For texts of [`LANES_FROM`] bytes or more, the same
@@ -15,8 +17,11 @@ use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind};
 
+use super::table::Tables;
 use super::{Finding, FindingKind};
-use super::{card, date, email, iban, ip, keyword, money, phone, secret, ssn, text};
+use super::{
+    birth, card, credential, date, email, iban, ip, keyword, money, phone, secret, ssn, text,
+};
 use crate::classify::{DataClass, DataType};
 
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +36,8 @@ enum Trigger {
     Prefix(secret::Prefix),
     SecretKey,
     Bearer,
+    Basic,
+    Url,
     Keyword(keyword::Topic),
 }
 
@@ -104,6 +111,8 @@ impl Scanner {
             add(k, Trigger::SecretKey);
         }
         add("bearer", Trigger::Bearer);
+        add("basic", Trigger::Basic);
+        add("://", Trigger::Url);
         for (k, topic) in keyword::KEYWORDS {
             add(k, Trigger::Keyword(topic));
         }
@@ -208,6 +217,7 @@ impl Scanner {
             return;
         };
         let h = text.as_bytes();
+        let mut tables = Tables::default();
         match &self.probe {
             Some(dfa) if h.len() >= LANES_FROM => {
                 let Some(marks) = self.probe(dfa, h) else {
@@ -226,12 +236,12 @@ impl Scanner {
                             continue;
                         }
                         let to = (block_end + self.max_len).min(h.len());
-                        pos = self.run(ac, text, from, to, out);
+                        pos = self.run(ac, text, from, to, &mut tables, out);
                     }
                 }
             }
             _ => {
-                self.run(ac, text, 0, h.len(), out);
+                self.run(ac, text, 0, h.len(), &mut tables, out);
             }
         }
     }
@@ -244,6 +254,7 @@ impl Scanner {
         text: &str,
         from: usize,
         to: usize,
+        tables: &mut Tables,
         out: &mut Vec<Finding>,
     ) -> usize {
         let h = text.as_bytes();
@@ -260,7 +271,7 @@ impl Scanner {
                 .get(m.pattern().as_usize())
                 .copied()
                 .unwrap_or(Trigger::Digit);
-            let next = self.dispatch(text, h, p, e, trigger, out);
+            let next = self.dispatch(text, p, e, trigger, tables, out);
             // Always make progress, and always resume on a character boundary.
             pos = text::char_ceil(h, next.max(p + 1));
         }
@@ -270,14 +281,15 @@ impl Scanner {
     fn dispatch(
         &self,
         text: &str,
-        h: &[u8],
         p: usize,
         e: usize,
         trigger: Trigger,
+        tables: &mut Tables,
         out: &mut Vec<Finding>,
     ) -> usize {
+        let h = text.as_bytes();
         match trigger {
-            Trigger::Digit => digit(text, h, p, out),
+            Trigger::Digit => digit(text, h, p, tables, out),
             Trigger::At => match email::at_sign(text, p) {
                 Some((s, end)) => {
                     value(out, s, end, DataType::EMAIL);
@@ -317,14 +329,14 @@ impl Scanner {
             }
             Trigger::Symbol => match money::after_symbol(h, p, e - p) {
                 Some(end) => {
-                    value(out, p, end, DataType::MONEY);
+                    value(out, money::span_start(h, p), end, DataType::MONEY);
                     end
                 }
                 None => e,
             },
             Trigger::Code => match money::after_code(h, p) {
                 Some(end) => {
-                    value(out, p, end, DataType::MONEY);
+                    value(out, money::span_start(h, p), end, DataType::MONEY);
                     end
                 }
                 None => e,
@@ -343,19 +355,43 @@ impl Scanner {
                     None => e,
                 }
             }
-            Trigger::SecretKey => match secret::assignment(h, p, e) {
-                Some((s, end)) => {
-                    value(out, s, end, DataType::SECRET);
-                    end
+            Trigger::SecretKey => {
+                let found = secret::assignment(h, p, e).or_else(|| {
+                    let key = h.get(p..e).unwrap_or_default();
+                    credential::PASSWORD_WORDS
+                        .iter()
+                        .any(|w| key.eq_ignore_ascii_case(w.as_bytes()))
+                        .then(|| credential::prose(h, p, e))
+                        .flatten()
+                });
+                match found {
+                    Some((s, end)) => {
+                        value(out, s, end, DataType::SECRET);
+                        end
+                    }
+                    None => e,
                 }
-                None => e,
-            },
+            }
             Trigger::Bearer => match secret::bearer(h, e) {
                 Some((s, end)) if text::open_before(h, p) => {
                     value(out, s, end, DataType::SECRET);
                     end
                 }
                 _ => e,
+            },
+            Trigger::Basic => match credential::basic(h, p, e) {
+                Some((s, end)) if text::open_before(h, p) => {
+                    value(out, s, end, DataType::SECRET);
+                    end
+                }
+                _ => e,
+            },
+            Trigger::Url => match credential::url_password(h, p) {
+                Some((s, end)) => {
+                    value(out, s, end, DataType::SECRET);
+                    end
+                }
+                None => e,
             },
             Trigger::Keyword(topic) => {
                 if let Some((s, end)) = keyword::extent(h, p, e, topic) {
@@ -380,7 +416,7 @@ fn word_end(h: &[u8], i: usize) -> usize {
 }
 
 /// Everything a digit can start.
-fn digit(text: &str, h: &[u8], p: usize, out: &mut Vec<Finding>) -> usize {
+fn digit(text: &str, h: &[u8], p: usize, tables: &mut Tables, out: &mut Vec<Finding>) -> usize {
     if matches!(text::before(h, p), Some(b) if text::is_alnum(b) || b == b'_') {
         return inside_word(text, h, p, out);
     }
@@ -393,10 +429,14 @@ fn digit(text: &str, h: &[u8], p: usize, out: &mut Vec<Finding>) -> usize {
         return end;
     }
     if let Some(d) = date::at_digit(h, p) {
-        if date::birth_context(h, d.start) {
+        if birth::birth_context(h, d.start) || tables.birth_column(h, d.start, d.end) {
             value(out, d.start, d.end, DataType::DATE_OF_BIRTH);
+            return d.skip;
         }
-        return d.skip;
+        // A two-digit year with no birth context is not taken for a date.
+        if !d.short_year {
+            return d.skip;
+        }
     }
     if let Some(end) = ssn::at_digit(h, p) {
         value(out, p, end, DataType::SSN);
@@ -414,15 +454,13 @@ fn digit(text: &str, h: &[u8], p: usize, out: &mut Vec<Finding>) -> usize {
         value(out, p, end, DataType::CREDIT_CARD);
         return end;
     }
-    match money::amount_end(h, p) {
-        Some(end) => match money::suffix(h, end) {
-            Some(end) => {
-                value(out, p, end, DataType::MONEY);
-                end
-            }
-            None => end,
-        },
-        None => word_end(h, p),
+    match money::at_digit(h, p) {
+        Ok((s, end)) => {
+            value(out, s, end, DataType::MONEY);
+            end
+        }
+        Err(Some(end)) => end,
+        Err(None) => word_end(h, p),
     }
 }
 
@@ -496,7 +534,7 @@ mod tests {
             let mut lanes = Vec::new();
             s.scan(t, &mut lanes);
             let mut plain = Vec::new();
-            s.run(ac, t, 0, t.len(), &mut plain);
+            s.run(ac, t, 0, t.len(), &mut Tables::default(), &mut plain);
             assert_eq!(lanes, plain, "cut {cut}");
             assert!(!plain.is_empty());
         }

@@ -1,11 +1,26 @@
 //! Credentials: provider keys found by their prefixes (AWS `AKIA`/`ASIA`, GitHub `ghp_`...
 //! and `github_pat_`, GitLab `glpat-`, Slack `xoxb-`... and webhooks, Stripe `sk_live_`,
-//! Google `AIza`, OpenAI `sk-`, Anthropic `sk-ant-`), JWTs, PEM private keys, and values
-//! assigned to a credential-named key (`DB_PASSWORD=...`, `"api_key": "..."`,
-//! `aws_secret_access_key="..."`, `Bearer ...`) when they are random enough to be real.
+//! Google `AIza`, OpenAI `sk-`, Anthropic `sk-ant-`, Mailgun `key-` + 32 hex), JWTs, PEM
+//! private keys, and values given to a credential:
 //!
-//! The entropy floor keeps placeholders (`xxxxxxxx`, `********`, `changeme` is kept: it is
-//! a real if weak password) and references (`${DB_PASS}`, `os.environ[...]`) out.
+//! * assigned to a credential-named key (`DB_PASSWORD=...`, `"api_key": "..."`,
+//!   `aws_secret_access_key="..."`, `'password' => '...'`) or held in a credential-named
+//!   XML element (`<password>...</password>`, `<apiKey>`, `<secret>`);
+//! * after `Bearer `, or, by syntax ([`credential`](super::credential)), on an
+//!   `Authorization` line after `Basic ` (the base64 must decode to `user:password`);
+//! * the password of a URL's user (`postgresql://app:PASSWORD@db:5432/x`: the password
+//!   alone; [`credential`](super::credential));
+//! * in free text ([`credential`](super::credential)), after a password word and links (`my password is hunter2-X9!`, `the
+//!   prod pw is literally ...`, `PASSWORD IS: ...`, `the password for the admin account
+//!   is ...`): the value must also mix at least three of lower case, upper case, digits
+//!   and symbols, so `the password is incorrect` is prose.
+//!
+//! Values must be random enough to be real (an entropy floor): placeholders (`xxxxxxxx`,
+//! `********`, `<your-password>`, `YOUR_API_KEY_HERE`) and references (`${DB_PASS}`,
+//! `{{ vault }}`, `%(DB_PASS)s`, `os.environ[...]`) stay out; `changeme` is kept, a real
+//! if weak password. A token is covered whole however long it is: runs of token
+//! characters are read to their end (the scan resumes after them, so this stays linear);
+//! only searches that may fail (a closing quote) are bounded, at 8 KiB.
 
 use super::text::{at, before, is_alnum};
 
@@ -23,10 +38,11 @@ pub(crate) enum Prefix {
     SkDash,
     Jwt,
     Pem,
+    Mailgun,
 }
 
 /// Case-sensitive prefixes and what they introduce.
-pub(crate) const PREFIXES: [(&str, Prefix); 29] = [
+pub(crate) const PREFIXES: [(&str, Prefix); 30] = [
     ("AKIA", Prefix::Aws),
     ("ASIA", Prefix::Aws),
     ("AGPA", Prefix::Aws),
@@ -56,13 +72,17 @@ pub(crate) const PREFIXES: [(&str, Prefix); 29] = [
     ("sk-", Prefix::SkDash),
     ("eyJ", Prefix::Jwt),
     ("-----BEGIN ", Prefix::Pem),
+    ("key-", Prefix::Mailgun),
 ];
 
 /// Key names whose assigned values are credentials (matched inside identifiers, any case).
-pub(crate) const KEYWORDS: [&str; 12] = [
+pub(crate) const KEYWORDS: [&str; 15] = [
     "password",
     "passwd",
     "pwd",
+    "pw",
+    "passcode",
+    "passphrase",
     "secret",
     "token",
     "api_key",
@@ -74,7 +94,13 @@ pub(crate) const KEYWORDS: [&str; 12] = [
     "auth_key",
 ];
 
-fn run(h: &[u8], i: usize, max: usize, ok: impl Fn(u8) -> bool) -> usize {
+/// The longest search for something that may not come (a closing quote or tag).
+pub(crate) const SEARCH: usize = 8192;
+
+/// A run of token bytes is read to its end, whatever its length (see the module docs).
+pub(crate) const UNBOUNDED: usize = usize::MAX;
+
+pub(crate) fn run(h: &[u8], i: usize, max: usize, ok: impl Fn(u8) -> bool) -> usize {
     let mut n = 0;
     while n < max && h.get(i + n).is_some_and(|&b| ok(b)) {
         n += 1;
@@ -82,7 +108,7 @@ fn run(h: &[u8], i: usize, max: usize, ok: impl Fn(u8) -> bool) -> usize {
     n
 }
 
-fn b64url(b: u8) -> bool {
+pub(crate) fn b64url(b: u8) -> bool {
     is_alnum(b) || b == b'_' || b == b'-'
 }
 
@@ -111,21 +137,21 @@ pub(crate) fn at_prefix(h: &[u8], p: usize, prefix: &str, kind: Prefix) -> Optio
             closed(h, i + n, is_alnum).map(|e| (p, e))
         }
         Prefix::GitHub => {
-            let n = run(h, i, 255, is_alnum);
+            let n = run(h, i, UNBOUNDED, is_alnum);
             (n >= 30).then_some(())?;
             closed(h, i + n, b64url).map(|e| (p, e))
         }
         Prefix::GitHubPat => {
-            let n = run(h, i, 255, |b| is_alnum(b) || b == b'_');
+            let n = run(h, i, UNBOUNDED, |b| is_alnum(b) || b == b'_');
             (n >= 40).then_some(())?;
             closed(h, i + n, b64url).map(|e| (p, e))
         }
         Prefix::GitLab => {
-            let n = run(h, i, 255, b64url);
+            let n = run(h, i, UNBOUNDED, b64url);
             (n >= 20).then_some(()).map(|_| (p, i + n))
         }
         Prefix::SlackToken => {
-            let n = run(h, i, 255, |b| is_alnum(b) || b == b'-');
+            let n = run(h, i, UNBOUNDED, |b| is_alnum(b) || b == b'-');
             (n >= 10).then_some(()).map(|_| (p, i + n))
         }
         Prefix::SlackWebhook => {
@@ -134,13 +160,13 @@ pub(crate) fn at_prefix(h: &[u8], p: usize, prefix: &str, kind: Prefix) -> Optio
             } else {
                 p
             };
-            let n = run(h, i, 255, |b| {
+            let n = run(h, i, UNBOUNDED, |b| {
                 is_alnum(b) || matches!(b, b'/' | b'_' | b'-')
             });
             (n >= 20).then_some(()).map(|_| (start, i + n))
         }
         Prefix::Stripe => {
-            let n = run(h, i, 255, is_alnum);
+            let n = run(h, i, UNBOUNDED, is_alnum);
             (n >= 10).then_some(())?;
             closed(h, i + n, b64url).map(|e| (p, e))
         }
@@ -150,7 +176,7 @@ pub(crate) fn at_prefix(h: &[u8], p: usize, prefix: &str, kind: Prefix) -> Optio
             closed(h, i + n, b64url).map(|e| (p, e))
         }
         Prefix::SkDash => {
-            let n = run(h, i, 512, b64url);
+            let n = run(h, i, UNBOUNDED, b64url);
             let body = h.get(i..i + n)?;
             let anthropic = body.starts_with(b"ant-");
             let min = if anthropic { 40 } else { 20 };
@@ -160,20 +186,27 @@ pub(crate) fn at_prefix(h: &[u8], p: usize, prefix: &str, kind: Prefix) -> Optio
             (n >= min && mixed).then_some((p, i + n))
         }
         Prefix::Jwt => {
-            let a = run(h, p, 4096, b64url);
+            let a = run(h, p, UNBOUNDED, b64url);
             if a < 10 || at(h, p + a) != Some(b'.') {
                 return None;
             }
             let s2 = p + a + 1;
-            let b = run(h, s2, 8192, b64url);
+            let b = run(h, s2, UNBOUNDED, b64url);
             if b < 4 || at(h, s2 + b) != Some(b'.') {
                 return None;
             }
             let s3 = s2 + b + 1;
-            let c = run(h, s3, 4096, b64url);
+            let c = run(h, s3, UNBOUNDED, b64url);
             closed(h, s3 + c, is_alnum).map(|e| (p, e))
         }
         Prefix::Pem => pem(h, p, i),
+        Prefix::Mailgun => {
+            let n = run(h, i, 33, |b| {
+                b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+            });
+            (n == 32).then_some(())?;
+            closed(h, i + n, b64url).map(|e| (p, e))
+        }
     }
 }
 
@@ -224,14 +257,30 @@ pub(crate) fn entropy(v: &[u8]) -> f64 {
         .sum()
 }
 
+/// `v` ASCII-lowercased into `buf` (truncated to its length).
+pub(crate) fn lowercase_into<'b>(v: &[u8], buf: &'b mut [u8; 512]) -> &'b [u8] {
+    let n = v.len().min(buf.len());
+    for (o, b) in buf.iter_mut().zip(&v[..n]) {
+        *o = b.to_ascii_lowercase();
+    }
+    &buf[..n]
+}
+
+/// True when `needle` occurs in `hay`.
+pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(hay, needle).is_some()
+}
+
 /// Random enough to be a real credential: at least 8 bytes and an entropy of at least
-/// `min(3.0, 0.8 * log2(len))` bits per byte (a string of all-distinct characters has
-/// `log2(len)`), and not an obvious placeholder.
+/// `min(3.0, 0.8 * log2(len))` bits per byte over its first 512 bytes (a string of
+/// all-distinct characters has `log2(len)`), and not an obvious placeholder.
 pub(crate) fn credential_like(v: &[u8]) -> bool {
-    if v.len() < 8 || v.len() > 512 {
+    if v.len() < 8 {
         return false;
     }
-    let lower = v.to_ascii_lowercase();
+    let head = &v[..v.len().min(512)];
+    let mut buf = [0u8; 512];
+    let lower = lowercase_into(head, &mut buf);
     for marker in [
         &b"xxxx"[..],
         b"****",
@@ -246,15 +295,16 @@ pub(crate) fn credential_like(v: &[u8]) -> bool {
         b"your-",
         b"redacted",
     ] {
-        if memchr::memmem::find(&lower, marker).is_some() {
+        if contains(lower, marker) {
             return false;
         }
     }
-    let floor = (0.8 * (v.len() as f64).log2()).min(3.0);
-    entropy(v) >= floor
+    let floor = (0.8 * (head.len() as f64).log2()).min(3.0);
+    entropy(head) >= floor
 }
 
-/// A value assigned to the credential-named key whose keyword is at `k..kend`.
+/// A value assigned to the credential-named key whose keyword is at `k..kend`, or held in
+/// an XML element of that name.
 pub(crate) fn assignment(h: &[u8], k: usize, kend: usize) -> Option<(usize, usize)> {
     let mut e = kend;
     while e < h.len() && is_ident(h[e]) && e - kend < 48 {
@@ -264,7 +314,9 @@ pub(crate) fn assignment(h: &[u8], k: usize, kend: usize) -> Option<(usize, usiz
     while s > 0 && is_ident(h[s - 1]) && k - s < 48 {
         s -= 1;
     }
-    let _ = s;
+    if at(h, e) == Some(b'>') && before(h, s) == Some(b'<') {
+        return element(h, e + 1);
+    }
     // Closing quote of a quoted key, spaces, the operator, spaces, an opening quote.
     let mut i = e;
     if matches!(at(h, i), Some(b'"' | b'\'' | b'`')) {
@@ -290,28 +342,25 @@ pub(crate) fn assignment(h: &[u8], k: usize, kend: usize) -> Option<(usize, usiz
         _ => None,
     };
     let start = i;
-    let mut end = i;
-    match quote {
+    let end = match quote {
         Some(q) => {
-            while end < h.len() && h[end] != q && h[end] != b'\n' && end - start < 512 {
-                end += 1;
-            }
-            if at(h, end) != Some(q) {
+            let limit = (start + SEARCH).min(h.len());
+            // SIMD search: a run of unclosed quotes costs little even at the bound.
+            let n = memchr::memchr2(q, b'\n', &h[start..limit])?;
+            if h[start + n] != q {
                 return None;
             }
+            start + n
         }
         None => {
-            while end < h.len()
-                && !h[end].is_ascii_whitespace()
-                && !matches!(
-                    h[end],
-                    b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'<' | b'>'
-                )
-                && end - start < 512
-            {
-                end += 1;
-            }
-            let v = &h[start..end];
+            let n = run(h, start, UNBOUNDED, |b| {
+                !b.is_ascii_whitespace()
+                    && !matches!(
+                        b,
+                        b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'<' | b'>'
+                    )
+            });
+            let v = &h[start..start + n];
             if v.iter().any(|b| matches!(b, b'(' | b'[' | b'{' | b'$'))
                 || (v
                     .iter()
@@ -320,7 +369,19 @@ pub(crate) fn assignment(h: &[u8], k: usize, kend: usize) -> Option<(usize, usiz
             {
                 return None;
             }
+            start + n
         }
+    };
+    credential_like(&h[start..end]).then_some((start, end))
+}
+
+/// The text of an XML element from `start` (after its opening tag) to its closing tag.
+fn element(h: &[u8], start: usize) -> Option<(usize, usize)> {
+    let limit = (start + SEARCH).min(h.len());
+    let n = memchr::memchr2(b'<', b'\n', &h[start..limit])?;
+    let end = start + n;
+    if h.get(end..end + 2) != Some(b"</") {
+        return None;
     }
     credential_like(&h[start..end]).then_some((start, end))
 }
@@ -331,10 +392,10 @@ pub(crate) fn bearer(h: &[u8], kend: usize) -> Option<(usize, usize)> {
         return None;
     }
     let s = kend + 1;
-    let n = run(h, s, 8192, |b| {
+    let n = run(h, s, UNBOUNDED, |b| {
         b64url(b) || matches!(b, b'.' | b'~' | b'+' | b'/' | b'=')
     });
-    (n >= 16 && credential_like(&h[s..s + n.min(512)])).then_some((s, s + n))
+    (n >= 16 && credential_like(&h[s..s + n])).then_some((s, s + n))
 }
 
 #[cfg(test)]
@@ -370,6 +431,7 @@ mod tests {
             "sk-ant-api03-9BxLSWEsri9lexspIhBzG96TFBX4DTKRJe0-mAsDnm0_YJ5OFFTWWFvvx5bZ8_6-EeNxOh54erB3lgH2DXFsclSMWjqjGAA",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.aX2fBIGhgpL5s5BBV-_1CyCkYiJncF18pXfqBVSAAxQ",
             "-----BEGIN RSA PRIVATE KEY-----\nMIIEow+abc/def=\n-----END RSA PRIVATE KEY-----",
+            "key-aa6768fda8aeb44f5cb9d8cd11e019e6",
         ] {
             let text = format!("key = '{key}'\n");
             assert_eq!(prefixed(&text), Some(key), "{key}");
@@ -387,6 +449,8 @@ mod tests {
         );
         assert_eq!(prefixed("xAKIAOJ3MRDZSY265UITA"), None);
         assert_eq!(prefixed("eyJhbGciOiJIUzI1NiJ9 alone"), None);
+        assert_eq!(prefixed("key-value store"), None);
+        assert_eq!(prefixed("key-aa6768fda8aeb44f5cb9d8cd11e019e"), None);
     }
 
     fn assigned(s: &str) -> Option<&str> {
@@ -432,6 +496,17 @@ mod tests {
         assert_eq!(assigned("token == expected_tokens"), None);
         assert_eq!(assigned("password: short"), None);
         assert_eq!(assigned("password: aaaaaaaaaaaaaaaa"), None);
+    }
+
+    #[test]
+    fn credential_elements() {
+        let h = b"<password>0A%I8qMPuzZa3+vL-k</password>";
+        assert_eq!(assignment(h, 1, 9), Some((10, 28)));
+        let h = b"<password>********</password>";
+        assert_eq!(assignment(h, 1, 9), None);
+        // A closing tag is not an opening one.
+        let h = b"</password>0A%I8qMPuzZa3+vL-k";
+        assert_eq!(assignment(h, 2, 10), None);
     }
 
     #[test]

@@ -1,0 +1,177 @@
+//! Benchmarks of the audit trail (issue 7), all in memory:
+//!
+//! * `audit/append`: `AuditTrail::append` into an `InMemoryAuditStore` (read the head, hash
+//!   the canonical encoding, compare-and-append), one task; throughput in appends.
+//! * `audit/entry_hash`: the canonical encoding plus SHA-256 of one typical record.
+//! * `audit/verify_1m`: `AuditTrail::verify` over a chain of 1,000,000 entries (paged reads,
+//!   every hash recomputed, every link checked); throughput in entries.
+//! * `merkle/build_1m`: a Merkle tree over 1,000,000 leaf hashes.
+//! * `merkle/inclusion_proof_1m`, `merkle/verify_inclusion_1m`: generating and verifying the
+//!   proof of one entry in the 1,000,000-leaf tree (indexes cycle through the tree).
+//! * `merkle/consistency_proof_1m`, `merkle/verify_consistency_1m`: between sizes 999,983
+//!   and 1,000,000 (the worst shape: neither is a power of two).
+//!
+//! Proof sizes at one million are printed before the runs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
+use futures::executor::block_on;
+use serde_json::json;
+use skills::security::audit::merkle::{
+    MerkleTree, leaf_hash, verify_consistency, verify_inclusion,
+};
+use skills::security::audit::{AuditTrail, TENANT_CHAIN, entry_hash};
+use skills::store::TenantId;
+use skills::store::audit::AuditRecord;
+use skills::store::in_memory::InMemoryAuditStore;
+
+const MILLION: u64 = 1_000_000;
+
+fn record(i: u64) -> AuditRecord {
+    let mut r = AuditRecord::new(
+        format!("user-{}", i % 97),
+        "pdf",
+        "anthropics/skills/pdf",
+        "verified",
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        true,
+    );
+    r.id = format!("rec-{i}");
+    r.timestamp = 1_700_000_000_000 + i as i64;
+    r.task_id = Some("task-1".into());
+    r.agent_id = Some("agent-1".into());
+    r.data_classes_requested = vec!["confidential".into(), "internal".into()];
+    r.data_classes_granted = vec!["internal".into()];
+    r.data_redacted = true;
+    r.tokens_used = vec!["[EMAIL_001]".into()];
+    r.output_hash = Some("2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae".into());
+    r.execution_time_ms = Some(120);
+    r.sandbox_config = json!({"timeout_seconds": 30, "memory_mb": 64, "network": false});
+    r
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    let tenant = TenantId::new("acme");
+
+    {
+        let mut g = c.benchmark_group("audit");
+        g.throughput(Throughput::Elements(1));
+        g.bench_function("append", |b| {
+            b.iter_custom(|iters| {
+                let trail = AuditTrail::new(Arc::new(InMemoryAuditStore::new()));
+                let records: Vec<AuditRecord> = (0..iters).map(record).collect();
+                let start = Instant::now();
+                block_on(async {
+                    for r in records {
+                        trail.append(&tenant, r).await.unwrap();
+                    }
+                });
+                start.elapsed()
+            });
+        });
+        let mut one = record(1);
+        one.previous_hash = "0".repeat(64);
+        g.bench_function("entry_hash", |b| {
+            b.iter(|| entry_hash(black_box(&tenant), TENANT_CHAIN, 7, black_box(&one)));
+        });
+        g.finish();
+    }
+
+    // One chain of a million entries, built once.
+    let store = Arc::new(InMemoryAuditStore::new());
+    let trail = AuditTrail::new(store);
+    let start = Instant::now();
+    block_on(async {
+        for i in 0..MILLION {
+            trail.append(&tenant, record(i)).await.unwrap();
+        }
+    });
+    eprintln!("built a 1,000,000-entry chain in {:.1?}", start.elapsed());
+    {
+        let mut g = c.benchmark_group("audit");
+        g.sample_size(10).measurement_time(Duration::from_secs(30));
+        g.throughput(Throughput::Elements(MILLION));
+        g.bench_function("verify_1m", |b| {
+            b.iter(|| {
+                let v = block_on(trail.verify(&tenant)).unwrap();
+                assert!(v.is_intact() && v.checked == MILLION);
+            });
+        });
+        g.finish();
+    }
+    drop(trail);
+
+    let leaves: Vec<[u8; 32]> = (0..MILLION).map(|i| leaf_hash(&i.to_be_bytes())).collect();
+    let tree = MerkleTree::from_leaf_hashes(leaves.iter().copied());
+    let root = tree.root();
+    let (old, new) = (999_983, MILLION);
+    let old_root = tree.root_at(old).unwrap();
+    let consistency = tree.consistency_proof(old, new).unwrap();
+    let sample = tree.inclusion_proof(123_456, new).unwrap();
+    eprintln!(
+        "at 1,000,000 leaves: inclusion proof {} hashes ({} bytes), consistency proof {}→{} {} hashes ({} bytes)",
+        sample.len(),
+        sample.len() * 32,
+        old,
+        new,
+        consistency.len(),
+        consistency.len() * 32
+    );
+    let mut g = c.benchmark_group("merkle");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(MILLION));
+    g.bench_function("build_1m", |b| {
+        b.iter(|| MerkleTree::from_leaf_hashes(black_box(&leaves).iter().copied()).len());
+    });
+    g.sample_size(100);
+    g.throughput(Throughput::Elements(1));
+    let mut index = 0u64;
+    g.bench_function("inclusion_proof_1m", |b| {
+        b.iter(|| {
+            index = (index + 7_919) % MILLION;
+            tree.inclusion_proof(black_box(index), new).unwrap()
+        });
+    });
+    let proofs: Vec<(u64, Vec<[u8; 32]>)> = (0..64u64)
+        .map(|k| {
+            let i = k * 15_601 % MILLION;
+            (i, tree.inclusion_proof(i, new).unwrap())
+        })
+        .collect();
+    let mut k = 0usize;
+    g.bench_function("verify_inclusion_1m", |b| {
+        b.iter(|| {
+            k = (k + 1) % proofs.len();
+            let (i, proof) = &proofs[k];
+            assert!(verify_inclusion(
+                &leaves[*i as usize],
+                *i,
+                new,
+                proof,
+                &root
+            ));
+        });
+    });
+    g.bench_function("consistency_proof_1m", |b| {
+        b.iter(|| tree.consistency_proof(black_box(old), new).unwrap());
+    });
+    g.bench_function("verify_consistency_1m", |b| {
+        b.iter(|| {
+            assert!(verify_consistency(
+                old,
+                new,
+                &old_root,
+                &root,
+                black_box(&consistency)
+            ))
+        });
+    });
+    g.finish();
+    c.final_summary();
+}

@@ -1,0 +1,379 @@
+//! Human approval of skill scripts (seed 004 AD-6, AD-7): `yes_once`, `yes_in_session`,
+//! `no`.
+//!
+//! Threat: a script running without a person saying yes; an approval screen that a skill's
+//! own text manipulates (escape sequences, bidi overrides, a fake prompt in a path or an
+//! argument); an approval reused for a script that changed since; a host whose approval
+//! channel hangs; a model asking for an unsandboxed run. Guarantee: [`Approvals::decide`]
+//! approves only on an explicit `yes_once` or `yes_in_session` answer from the host's
+//! [`ApprovalChannel`], or on a cached `yes_in_session` for the same (world, chat, skill,
+//! script SHA-256) — a changed script asks again. No channel, `no`, a channel that fails or
+//! does not answer within the timeout: not approved. Every skill-supplied string in an
+//! [`ApprovalRequest`] is neutralised when the request is built. A request has no field
+//! that could lower the sandbox's isolation.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use crate::sandbox::neutralize;
+use crate::trust::TrustLevel;
+
+/// The three answers (seed 004 AD-7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOption {
+    /// Run this once.
+    YesOnce,
+    /// Run, and run this very script (same hash) again in this session without asking.
+    YesInSession,
+    /// Do not run.
+    No,
+}
+
+impl ApprovalOption {
+    /// Every option, in the order shown to a person.
+    pub const ALL: [ApprovalOption; 3] = [
+        ApprovalOption::YesOnce,
+        ApprovalOption::YesInSession,
+        ApprovalOption::No,
+    ];
+
+    /// `yes_once`, `yes_in_session`, `no`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalOption::YesOnce => "yes_once",
+            ApprovalOption::YesInSession => "yes_in_session",
+            ApprovalOption::No => "no",
+        }
+    }
+
+    /// Parses the wire form.
+    pub fn parse(text: &str) -> Option<ApprovalOption> {
+        ApprovalOption::ALL.into_iter().find(|o| o.as_str() == text)
+    }
+}
+
+/// The session an approval belongs to: seed 004's `(world, chat)`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct SessionScope {
+    /// The world (tenant, workspace).
+    pub world: String,
+    /// The chat (conversation).
+    pub chat: String,
+}
+
+impl SessionScope {
+    /// A scope.
+    pub fn new(world: impl Into<String>, chat: impl Into<String>) -> SessionScope {
+        SessionScope {
+            world: world.into(),
+            chat: chat.into(),
+        }
+    }
+}
+
+/// What a person is asked to approve. Skill-supplied text is neutralised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ApprovalRequest {
+    /// The session.
+    pub scope: SessionScope,
+    /// The skill's id.
+    pub skill: String,
+    /// The skill's trust level.
+    pub trust: TrustLevel,
+    /// The script's canonical absolute path.
+    pub path: String,
+    /// Its path relative to the skill.
+    pub script: String,
+    /// SHA-256 of its content (hex).
+    pub sha256: String,
+    /// The interpreter command (`python3 -I -B`).
+    pub interpreter: String,
+    /// The arguments.
+    pub argv: Vec<String>,
+    /// Scanner findings about the script (the host's scanner; may be empty).
+    pub findings: Vec<String>,
+    /// The options offered, always all three.
+    pub options: [ApprovalOption; 3],
+}
+
+impl ApprovalRequest {
+    /// Builds a request, neutralising every skill-supplied string.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        scope: SessionScope,
+        skill: &str,
+        trust: TrustLevel,
+        path: &str,
+        script: &str,
+        sha256: &str,
+        interpreter: &str,
+        argv: &[String],
+        findings: &[String],
+    ) -> ApprovalRequest {
+        let clean = |s: &str| neutralize(s.as_bytes());
+        ApprovalRequest {
+            scope,
+            skill: clean(skill),
+            trust,
+            path: clean(path),
+            script: clean(script),
+            sha256: clean(sha256),
+            interpreter: clean(interpreter),
+            argv: argv.iter().map(|a| clean(a)).collect(),
+            findings: findings.iter().map(|f| clean(f)).collect(),
+            options: ApprovalOption::ALL,
+        }
+    }
+}
+
+/// The host's way to ask a person (a UI prompt, a CLI question, a web modal).
+#[async_trait]
+pub trait ApprovalChannel: Send + Sync {
+    /// Asks; `None` when no answer can be given (no person present, channel closed).
+    async fn ask(&self, request: &ApprovalRequest) -> Option<ApprovalOption>;
+}
+
+/// A channel that always answers the same: seed 004's non-interactive default response
+/// (pipelines), and a convenience for tests. The safe default is [`ApprovalOption::No`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NonInteractive(pub ApprovalOption);
+
+impl Default for NonInteractive {
+    fn default() -> Self {
+        NonInteractive(ApprovalOption::No)
+    }
+}
+
+#[async_trait]
+impl ApprovalChannel for NonInteractive {
+    async fn ask(&self, _request: &ApprovalRequest) -> Option<ApprovalOption> {
+        Some(self.0)
+    }
+}
+
+/// Why a script may or may not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Approved by `yes_once`.
+    ApprovedOnce,
+    /// Approved by `yes_in_session` now.
+    ApprovedForSession,
+    /// Approved by an earlier `yes_in_session` for the same script hash.
+    ApprovedFromCache,
+    /// The person said no.
+    Declined,
+    /// No answer in time.
+    TimedOut,
+    /// No channel, or the channel gave no answer.
+    NoChannel,
+}
+
+impl ApprovalDecision {
+    /// Whether the script may run.
+    pub fn approved(self) -> bool {
+        matches!(
+            self,
+            ApprovalDecision::ApprovedOnce
+                | ApprovalDecision::ApprovedForSession
+                | ApprovalDecision::ApprovedFromCache
+        )
+    }
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalDecision::ApprovedOnce => "approved_once",
+            ApprovalDecision::ApprovedForSession => "approved_for_session",
+            ApprovalDecision::ApprovedFromCache => "approved_from_cache",
+            ApprovalDecision::Declined => "declined",
+            ApprovalDecision::TimedOut => "timed_out",
+            ApprovalDecision::NoChannel => "no_channel",
+        }
+    }
+}
+
+type CacheKey = (String, String, String, String);
+
+/// The approval gate: a channel, a timeout, and the `yes_in_session` cache.
+pub struct Approvals {
+    channel: Option<Arc<dyn ApprovalChannel>>,
+    timeout: Duration,
+    session: Mutex<HashSet<CacheKey>>,
+}
+
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Approvals")
+            .field("channel", &self.channel.is_some())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default time a person has to answer.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl Approvals {
+    /// A gate asking `channel`, with the default timeout.
+    pub fn new(channel: Arc<dyn ApprovalChannel>) -> Approvals {
+        Approvals {
+            channel: Some(channel),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            session: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// A gate without a channel: nothing is ever approved.
+    pub fn without_channel() -> Approvals {
+        Approvals {
+            channel: None,
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            session: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Sets the answer timeout (falls back to no).
+    pub fn timeout(mut self, timeout: Duration) -> Approvals {
+        self.timeout = timeout;
+        self
+    }
+
+    fn key(request: &ApprovalRequest) -> CacheKey {
+        (
+            request.scope.world.clone(),
+            request.scope.chat.clone(),
+            request.skill.clone(),
+            request.sha256.clone(),
+        )
+    }
+
+    /// Decides whether the script of `request` may run; see the module docs.
+    pub async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        let key = Self::key(request);
+        if self.session.lock().is_ok_and(|s| s.contains(&key)) {
+            return ApprovalDecision::ApprovedFromCache;
+        }
+        let Some(channel) = &self.channel else {
+            return ApprovalDecision::NoChannel;
+        };
+        match tokio::time::timeout(self.timeout, channel.ask(request)).await {
+            Err(_) => ApprovalDecision::TimedOut,
+            Ok(None) => ApprovalDecision::NoChannel,
+            Ok(Some(ApprovalOption::No)) => ApprovalDecision::Declined,
+            Ok(Some(ApprovalOption::YesOnce)) => ApprovalDecision::ApprovedOnce,
+            Ok(Some(ApprovalOption::YesInSession)) => {
+                if let Ok(mut s) = self.session.lock() {
+                    s.insert(key);
+                }
+                ApprovalDecision::ApprovedForSession
+            }
+        }
+    }
+
+    /// Forgets the session approvals of `scope` (the chat ended).
+    pub fn end_session(&self, scope: &SessionScope) {
+        if let Ok(mut s) = self.session.lock() {
+            s.retain(|(world, chat, _, _)| !(world == &scope.world && chat == &scope.chat));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(sha: &str, chat: &str) -> ApprovalRequest {
+        ApprovalRequest::new(
+            SessionScope::new("w", chat),
+            "skill\u{1b}[2J",
+            TrustLevel::Community,
+            "/s/scripts/a.sh",
+            "scripts/a.sh",
+            sha,
+            "bash --noprofile --norc",
+            &["\u{202e}x".to_owned()],
+            &[],
+        )
+    }
+
+    struct Counting(std::sync::atomic::AtomicUsize, ApprovalOption);
+
+    #[async_trait]
+    impl ApprovalChannel for Counting {
+        async fn ask(&self, _r: &ApprovalRequest) -> Option<ApprovalOption> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Some(self.1)
+        }
+    }
+
+    #[tokio::test]
+    async fn session_approval_is_scoped_to_chat_and_hash() {
+        let channel = Arc::new(Counting(0.into(), ApprovalOption::YesInSession));
+        let gate = Approvals::new(channel.clone());
+        assert_eq!(
+            gate.decide(&request("aa", "c1")).await,
+            ApprovalDecision::ApprovedForSession
+        );
+        assert_eq!(
+            gate.decide(&request("aa", "c1")).await,
+            ApprovalDecision::ApprovedFromCache
+        );
+        assert_eq!(
+            gate.decide(&request("bb", "c1")).await,
+            ApprovalDecision::ApprovedForSession
+        );
+        assert_eq!(
+            gate.decide(&request("aa", "c2")).await,
+            ApprovalDecision::ApprovedForSession
+        );
+        assert_eq!(channel.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+        gate.end_session(&SessionScope::new("w", "c1"));
+        assert_eq!(
+            gate.decide(&request("aa", "c1")).await,
+            ApprovalDecision::ApprovedForSession
+        );
+    }
+
+    #[tokio::test]
+    async fn once_is_not_cached_and_no_is_no() {
+        let gate = Approvals::new(Arc::new(NonInteractive(ApprovalOption::YesOnce)));
+        assert_eq!(
+            gate.decide(&request("aa", "c")).await,
+            ApprovalDecision::ApprovedOnce
+        );
+        assert_eq!(
+            gate.decide(&request("aa", "c")).await,
+            ApprovalDecision::ApprovedOnce
+        );
+        let gate = Approvals::new(Arc::new(NonInteractive::default()));
+        assert_eq!(
+            gate.decide(&request("aa", "c")).await,
+            ApprovalDecision::Declined
+        );
+        assert_eq!(
+            Approvals::without_channel()
+                .decide(&request("aa", "c"))
+                .await,
+            ApprovalDecision::NoChannel
+        );
+    }
+
+    #[test]
+    fn skill_text_is_neutralised() {
+        let r = request("aa", "c");
+        assert_eq!(r.skill, "skill");
+        assert_eq!(r.argv, ["\\u{202e}x"]);
+        assert_eq!(
+            ApprovalOption::parse("yes_in_session"),
+            Some(ApprovalOption::YesInSession)
+        );
+        assert_eq!(ApprovalOption::parse("YES"), None);
+    }
+}

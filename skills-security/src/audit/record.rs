@@ -1,0 +1,220 @@
+//! Building the stored record from what the pipeline and the gate know, and reading back
+//! the conventions the usage log relies on.
+//!
+//! Two names meet here: the store's [`AuditRecord`] (the full row of seed 000's
+//! `skill_audit_log`) and the sanitizer's [`DataAccess`](crate::sanitize::AuditRecord)
+//! (the data-access part one execution contributes). [`execution_record`] builds the first
+//! from the second, so the data-access fields are never typed twice.
+//!
+//! Conventions (all inside hashed fields, so they are as tamper-evident as the rest):
+//!
+//! * `error` is `"<code>: <message>"`, the code being `[a-z0-9_.-]+` ([`error_text`],
+//!   [`split_error`]); code `timeout` marks a timed-out execution.
+//! * a policy decision of the gate is a record whose `security_flags` hold one
+//!   `{"flag":"policy_decision",...}` JSON object ([`PolicyFlag`]); execution records hold
+//!   the sanitizer's flags as JSON objects (`{"flag":"token_shaped_input","count":1}`).
+
+use serde::{Deserialize, Serialize};
+use skills_store_traits::UserId;
+use skills_store_traits::audit::AuditRecord;
+
+use super::encoding::canonical_json;
+use crate::sanitize::AuditRecord as DataAccess;
+
+/// The error code of a timed-out execution.
+pub const TIMEOUT: &str = "timeout";
+
+/// `"<code>: <message>"`, the form of `AuditRecord::error`.
+pub fn error_text(code: &str, message: &str) -> String {
+    format!("{code}: {message}")
+}
+
+fn is_code(code: &str) -> bool {
+    !code.is_empty()
+        && code.len() <= 50
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b))
+}
+
+/// Splits an `error` into its code (when it has one) and message.
+pub fn split_error(error: &str) -> (Option<&str>, &str) {
+    match error.split_once(": ") {
+        Some((code, message)) if is_code(code) => (Some(code), message),
+        _ => (None, error),
+    }
+}
+
+/// The stored record of one execution, its data-access fields taken from the sanitizer.
+///
+/// The record id is the execution id (one record per execution); `input_hash` is the
+/// SHA-256 of the sanitized input ([`sha256_hex`](super::sha256_hex)). Set the outcome
+/// (`output_hash`, `execution_time_ms`, `success`, `error`) and the context (`skill_version`,
+/// `task_id`, `agent_id`, `trigger_reason`, `sandbox_config`) on the result.
+///
+/// ```
+/// use skills_security::audit::{execution_record, sha256_hex};
+/// use skills_security::{Context, Sanitizer, TrustLevel};
+///
+/// let sanitizer = Sanitizer::default();
+/// let mut run = sanitizer.begin("exec-1", TrustLevel::Verified, None)?;
+/// let input = run.sanitize_text("Write to rbrown@example.com", &Context::default());
+/// let record = execution_record(&run.audit(), "alice", "email", "acme/skills/email", &sha256_hex(input.text.as_bytes()));
+/// assert_eq!(record.id, "exec-1");
+/// assert_eq!(record.skill_trust_level, "verified");
+/// assert_eq!(record.tokens_used, ["[EMAIL_001]"]);
+/// assert_eq!(record.data_classes_requested, ["internal", "confidential"]);
+/// assert_eq!(record.data_classes_granted, ["internal"]);
+/// # Ok::<(), skills_security::Error>(())
+/// ```
+pub fn execution_record(
+    access: &DataAccess,
+    user: impl Into<UserId>,
+    skill_id: &str,
+    skill_path: &str,
+    input_hash: &str,
+) -> AuditRecord {
+    let mut record = AuditRecord::new(
+        user,
+        skill_id,
+        skill_path,
+        access.skill_trust_level.as_str(),
+        input_hash,
+        true,
+    );
+    record.id = access.execution.clone();
+    record.data_classes_requested = access
+        .data_classes_requested
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
+    record.data_classes_granted = access
+        .data_classes_granted
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
+    record.data_redacted = access.data_redacted;
+    record.tokens_used = access.tokens_used.clone();
+    record.security_flags = access
+        .security_flags
+        .iter()
+        .map(|flag| {
+            let mut out = String::new();
+            canonical_json(
+                &serde_json::to_value(flag).unwrap_or(serde_json::Value::Null),
+                &mut out,
+            );
+            out
+        })
+        .collect();
+    record
+}
+
+/// The gate's verdict as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The step may run.
+    Allow,
+    /// The step needs a human's approval first.
+    AskApproval,
+    /// The step may not run.
+    Deny,
+}
+
+/// The security flag recording a policy decision (serialized as canonical JSON with
+/// `"flag":"policy_decision"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PolicyFlag {
+    /// The verdict.
+    pub decision: Verdict,
+    /// The execution (step) the decision was for.
+    pub execution: String,
+    /// A stable code (`not_permitted`, `tool_denied`, `rate_limited`, ...).
+    pub code: String,
+    /// The reason shown to people.
+    pub reason: String,
+    /// The permission rule that decided, when one did.
+    pub rule: Option<String>,
+}
+
+impl PolicyFlag {
+    /// A flag.
+    pub fn new(
+        decision: Verdict,
+        execution: impl Into<String>,
+        code: impl Into<String>,
+        reason: impl Into<String>,
+        rule: Option<String>,
+    ) -> PolicyFlag {
+        PolicyFlag {
+            decision,
+            execution: execution.into(),
+            code: code.into(),
+            reason: reason.into(),
+            rule,
+        }
+    }
+
+    /// The flag as the security-flag string (canonical JSON).
+    pub fn to_flag(&self) -> String {
+        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(map) = &mut value {
+            map.insert("flag".into(), "policy_decision".into());
+        }
+        let mut out = String::new();
+        canonical_json(&value, &mut out);
+        out
+    }
+
+    /// The policy flag among a record's security flags, if it has one.
+    pub fn find(record: &AuditRecord) -> Option<PolicyFlag> {
+        record.security_flags.iter().find_map(|flag| {
+            if !flag.starts_with('{') || !flag.contains("\"policy_decision\"") {
+                return None;
+            }
+            let value: serde_json::Value = serde_json::from_str(flag).ok()?;
+            if value.get("flag")?.as_str()? != "policy_decision" {
+                return None;
+            }
+            serde_json::from_value(value).ok()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_split_into_code_and_message() {
+        assert_eq!(
+            split_error(&error_text("timeout", "after 5s")),
+            (Some("timeout"), "after 5s")
+        );
+        assert_eq!(split_error("Bad thing: x"), (None, "Bad thing: x"));
+        assert_eq!(split_error("plain"), (None, "plain"));
+    }
+
+    #[test]
+    fn policy_flags_round_trip() {
+        let flag = PolicyFlag::new(
+            Verdict::Deny,
+            "e1",
+            "rate_limited",
+            "10 a day",
+            Some("r".into()),
+        );
+        let text = flag.to_flag();
+        assert_eq!(
+            text,
+            r#"{"code":"rate_limited","decision":"deny","execution":"e1","flag":"policy_decision","reason":"10 a day","rule":"r"}"#
+        );
+        let mut record = AuditRecord::new("u", "s", "p", "core", "h", false);
+        record.security_flags = vec!["other".into(), text];
+        assert_eq!(PolicyFlag::find(&record), Some(flag));
+        record.security_flags = vec![r#"{"flag":"json_too_deep"}"#.into()];
+        assert_eq!(PolicyFlag::find(&record), None);
+    }
+}

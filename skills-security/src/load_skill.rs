@@ -1,0 +1,443 @@
+//! `load_skill` end to end (seed 004): resolve the skill, read `SKILL.md`, find the scripts
+//! and references its instructions name, ask a person, run the approved scripts in the
+//! sandbox, and render `<skill_context>` with `<active_resources>`.
+//!
+//! Threat: a model (or a skill) getting a script run that the instructions do not
+//! reference, that a person did not approve, that changed after approval, or outside the
+//! sandbox; a failure that breaks the caller's loop. Guarantee: only scripts found by
+//! [`referenced_files`] in the instructions are considered (seed 004 AD-2a); each is
+//! resolved beneath the skill root and hashed ([`resolve_script`]) before the
+//! [`Approvals`] gate is asked; only an approved script runs, only through the
+//! [`Sandbox`] given here, with the config the host chose for the skill's trust level and
+//! the hash pinned (the sandbox refuses a changed file); every failure — missing skill,
+//! missing or refused script, declined approval, sandbox error — is a structured result,
+//! never a panic or an `Err` the caller must handle.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+use skills_catalog::Resolution;
+use skills_catalog::activation::{
+    Activation, ScriptRun, activate, check_script_referenced, referenced_files, render_activation,
+};
+use skills_catalog::agent_tools::SkillFileReader;
+
+use crate::approval::{ApprovalDecision, ApprovalRequest, Approvals, SessionScope};
+use crate::sandbox::{
+    Outcome, Program, Sandbox, SandboxConfig, SandboxRequest, ScriptError, Status, resolve_script,
+};
+use crate::trust::TrustLevel;
+
+/// What happened to one referenced script.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ScriptReport {
+    /// The script's path relative to the skill.
+    pub script: String,
+    /// SHA-256 when it was resolved.
+    pub sha256: Option<String>,
+    /// Why it was refused before approval (bad path, symlink, size, interpreter).
+    pub refused: Option<ScriptError>,
+    /// The approval decision, when one was asked for.
+    pub decision: Option<ApprovalDecision>,
+    /// The sandbox's outcome, when it was run.
+    pub outcome: Option<Outcome>,
+    /// What the activation shows.
+    #[serde(skip)]
+    pub run: ScriptRun,
+}
+
+/// The result of [`ScriptRunner::load_skill`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LoadedSkill {
+    /// The `<skill_context>` text for the model (a structured error variant when the skill
+    /// does not resolve).
+    pub rendered: String,
+    /// Per referenced script, in path order.
+    pub scripts: BTreeMap<String, ScriptReport>,
+    /// The activation, when the skill resolved.
+    pub activation: Option<Activation>,
+}
+
+/// Scanner findings for a script the person should see (the host's scanner).
+pub type Findings<'a> = &'a (dyn Fn(&str, &Path) -> Vec<String> + Send + Sync);
+
+/// Runs a skill's referenced scripts: approval, then the sandbox.
+pub struct ScriptRunner<'a> {
+    sandbox: &'a dyn Sandbox,
+    approvals: &'a Approvals,
+    scope: SessionScope,
+    trust: TrustLevel,
+    config: SandboxConfig,
+    scratch_root: PathBuf,
+    findings: Option<Findings<'a>>,
+}
+
+impl std::fmt::Debug for ScriptRunner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptRunner")
+            .field("scope", &self.scope)
+            .field("trust", &self.trust)
+            .field("scratch_root", &self.scratch_root)
+            .finish_non_exhaustive()
+    }
+}
+
+static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn run_from_outcome(outcome: &Outcome) -> ScriptRun {
+    let detail = |what: &str| {
+        let stderr = outcome.stderr.text.trim_end();
+        if stderr.is_empty() {
+            what.to_owned()
+        } else {
+            format!("{what}\n{stderr}")
+        }
+    };
+    match &outcome.status {
+        Status::Success => ScriptRun::Succeeded {
+            stdout: outcome.stdout.text.clone(),
+        },
+        Status::Timeout => ScriptRun::Failed {
+            exit_code: None,
+            timed_out: true,
+            detail: detail("the script passed its time limit and was stopped"),
+        },
+        Status::Exit { code } => ScriptRun::Failed {
+            exit_code: Some(*code),
+            timed_out: false,
+            detail: detail(&format!("the script exited with {code}")),
+        },
+        Status::Signal { signal } => ScriptRun::Failed {
+            exit_code: None,
+            timed_out: false,
+            detail: detail(&format!("the script was killed by signal {signal}")),
+        },
+        Status::CpuLimit => ScriptRun::Failed {
+            exit_code: None,
+            timed_out: false,
+            detail: detail("the script passed its CPU limit and was stopped"),
+        },
+        Status::MemoryLimit => ScriptRun::Failed {
+            exit_code: outcome.exit_code,
+            timed_out: false,
+            detail: detail("the script passed its memory limit"),
+        },
+        Status::FileSizeLimit => ScriptRun::Failed {
+            exit_code: outcome.exit_code,
+            timed_out: false,
+            detail: detail("the script tried to write a file over the size limit"),
+        },
+        Status::OutputLimit => ScriptRun::Failed {
+            exit_code: None,
+            timed_out: false,
+            detail: format!(
+                "the script's output passed the limit and it was stopped; partial output:\n{}",
+                outcome.stdout.text
+            ),
+        },
+        Status::Refused { reason } => ScriptRun::Failed {
+            exit_code: None,
+            timed_out: false,
+            detail: format!("not run: {reason}"),
+        },
+        Status::SandboxUnavailable { reason } => ScriptRun::NotRun {
+            reason: format!("the sandbox is unavailable: {reason}"),
+        },
+        Status::LaunchError { reason } => ScriptRun::Failed {
+            exit_code: None,
+            timed_out: false,
+            detail: format!("the script could not be started: {reason}"),
+        },
+    }
+}
+
+impl<'a> ScriptRunner<'a> {
+    /// A runner for a skill of `trust` in session `scope`, with seed 000's config for that
+    /// level; scratch directories are made under `scratch_root` (one per run, removed
+    /// after).
+    pub fn new(
+        sandbox: &'a dyn Sandbox,
+        approvals: &'a Approvals,
+        scope: SessionScope,
+        trust: TrustLevel,
+        scratch_root: impl Into<PathBuf>,
+    ) -> ScriptRunner<'a> {
+        ScriptRunner {
+            sandbox,
+            approvals,
+            scope,
+            trust,
+            config: SandboxConfig::for_trust(trust),
+            scratch_root: scratch_root.into(),
+            findings: None,
+        }
+    }
+
+    /// Replaces the config (the host's choice; nothing a model sends reaches this).
+    pub fn config(mut self, config: SandboxConfig) -> ScriptRunner<'a> {
+        self.config = config;
+        self
+    }
+
+    /// Adds scanner findings to approval requests.
+    pub fn findings(mut self, findings: Findings<'a>) -> ScriptRunner<'a> {
+        self.findings = Some(findings);
+        self
+    }
+
+    /// Resolves, asks about and runs one script the instructions reference.
+    async fn run_one(
+        &self,
+        skill: &str,
+        dir: &Path,
+        script: &str,
+        args: &[String],
+    ) -> ScriptReport {
+        let mut report = ScriptReport {
+            script: script.to_owned(),
+            sha256: None,
+            refused: None,
+            decision: None,
+            outcome: None,
+            run: ScriptRun::NotRun {
+                reason: String::new(),
+            },
+        };
+        let resolved = match resolve_script(dir, script, self.config.max_script_bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                report.run = ScriptRun::Failed {
+                    exit_code: None,
+                    timed_out: false,
+                    detail: format!("refused: {e}"),
+                };
+                report.refused = Some(e);
+                return report;
+            }
+        };
+        report.sha256 = Some(resolved.sha256.clone());
+        let findings = self
+            .findings
+            .map(|f| f(&resolved.relative, &resolved.path))
+            .unwrap_or_default();
+        let request = ApprovalRequest::new(
+            self.scope.clone(),
+            skill,
+            self.trust,
+            &resolved.path.display().to_string(),
+            &resolved.relative,
+            &resolved.sha256,
+            &resolved.interpreter.display(),
+            args,
+            &findings,
+        );
+        let decision = self.approvals.decide(&request).await;
+        report.decision = Some(decision);
+        if !decision.approved() {
+            report.run = ScriptRun::NotRun {
+                reason: format!(
+                    "not approved ({}); the script was not run",
+                    decision.as_str()
+                ),
+            };
+            return report;
+        }
+        let scratch = self.scratch_root.join(format!(
+            "skill-run-{}-{}",
+            std::process::id(),
+            SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        if let Err(e) = std::fs::create_dir_all(&scratch) {
+            report.run = ScriptRun::Failed {
+                exit_code: None,
+                timed_out: false,
+                detail: format!("no scratch directory: {}", e.kind()),
+            };
+            return report;
+        }
+        let request = SandboxRequest {
+            program: Program::Script {
+                path: resolved.relative.clone(),
+                sha256: Some(resolved.sha256.clone()),
+            },
+            args: args.to_vec(),
+            stdin: Vec::new(),
+            skill_dir: resolved.skill_root.clone(),
+            scratch_dir: scratch.clone(),
+            config: self.config.clone(),
+        };
+        let outcome = self.sandbox.run(request).await;
+        let _ = std::fs::remove_dir_all(&scratch);
+        report.run = run_from_outcome(&outcome);
+        report.outcome = Some(outcome);
+        report
+    }
+
+    /// Runs `script` of the skill in `skill_dir` when its `SKILL.md` references it (the
+    /// `run_script` path): otherwise the structured `unreferenced_script` result.
+    pub async fn run_referenced(
+        &self,
+        skill: &str,
+        skill_dir: &Path,
+        skill_md: &str,
+        files: &[String],
+        script: &str,
+        args: &[String],
+    ) -> Result<ScriptReport, String> {
+        let refs = referenced_files(skill_md, files);
+        let wanted = script.strip_prefix("./").unwrap_or(script);
+        if !refs.scripts.iter().any(|s| s == wanted) {
+            return Err(skills_catalog::activation::render_error(
+                skill,
+                "unreferenced_script",
+                "The script is not referenced by the skill's instructions; only scripts the instructions reference can run.",
+            ));
+        }
+        Ok(self.run_one(skill, skill_dir, wanted, args).await)
+    }
+
+    /// `load_skill`: see the module docs. `skill_dir` is where the skill's files are on
+    /// this host (a materialized stored skill); `None` uses a repo skill's own directory.
+    pub async fn load_skill(
+        &self,
+        resolution: &Resolution,
+        reader: &SkillFileReader<'_>,
+        skill_name: &str,
+        skill_dir: Option<&Path>,
+    ) -> LoadedSkill {
+        let mut activation = match activate(resolution, reader, skill_name, |_| ScriptRun::NotRun {
+            reason: String::new(),
+        })
+        .await
+        {
+            Ok(a) => a,
+            Err(rendered) => {
+                return LoadedSkill {
+                    rendered,
+                    scripts: BTreeMap::new(),
+                    activation: None,
+                };
+            }
+        };
+        let dir = skill_dir.map(Path::to_path_buf).or_else(|| {
+            resolution
+                .find(skill_name)
+                .and_then(|s| s.absolute_path.clone())
+        });
+        let mut scripts = BTreeMap::new();
+        let names: Vec<String> = activation.scripts.keys().cloned().collect();
+        for script in names {
+            if check_script_referenced(&activation, &script).is_err() {
+                continue;
+            }
+            let report = match &dir {
+                Some(dir) => self.run_one(&activation.skill, dir, &script, &[]).await,
+                None => ScriptReport {
+                    script: script.clone(),
+                    sha256: None,
+                    refused: None,
+                    decision: None,
+                    outcome: None,
+                    run: ScriptRun::NotRun {
+                        reason: "the skill's files are not on this host; scripts cannot run".into(),
+                    },
+                },
+            };
+            activation
+                .scripts
+                .insert(script.clone(), report.run.clone());
+            scripts.insert(script, report);
+        }
+        LoadedSkill {
+            rendered: render_activation(&activation),
+            scripts,
+            activation: Some(activation),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::{ApprovalOption, NonInteractive};
+    use crate::sandbox::ScriptedSandbox;
+    use std::sync::Arc;
+
+    fn skill_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("scripts")).expect("mkdir");
+        std::fs::write(dir.path().join("scripts/a.sh"), "echo a\n").expect("write");
+        std::fs::write(dir.path().join("scripts/b.sh"), "echo b\n").expect("write");
+        dir
+    }
+
+    #[tokio::test]
+    async fn only_referenced_scripts_run_and_only_when_approved() {
+        let dir = skill_dir();
+        let sandbox = ScriptedSandbox::new();
+        let approvals = Approvals::new(Arc::new(NonInteractive(ApprovalOption::YesOnce)));
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let runner = ScriptRunner::new(
+            &sandbox,
+            &approvals,
+            SessionScope::new("w", "c"),
+            TrustLevel::User,
+            scratch.path(),
+        );
+        let md = "Run scripts/a.sh.";
+        let files = vec!["scripts/a.sh".to_owned(), "scripts/b.sh".to_owned()];
+        let report = runner
+            .run_referenced("s", dir.path(), md, &files, "scripts/a.sh", &[])
+            .await
+            .expect("referenced");
+        assert_eq!(report.decision, Some(ApprovalDecision::ApprovedOnce));
+        assert!(matches!(report.run, ScriptRun::Succeeded { .. }));
+        let unreferenced = runner
+            .run_referenced("s", dir.path(), md, &files, "scripts/b.sh", &[])
+            .await;
+        assert!(unreferenced.is_err_and(|e| e.contains("unreferenced_script")));
+        assert_eq!(sandbox.requests().len(), 1);
+        let no = Approvals::new(Arc::new(NonInteractive::default()));
+        let runner = ScriptRunner::new(
+            &sandbox,
+            &no,
+            SessionScope::new("w", "c"),
+            TrustLevel::User,
+            scratch.path(),
+        );
+        let report = runner
+            .run_referenced("s", dir.path(), md, &files, "scripts/a.sh", &[])
+            .await
+            .expect("referenced");
+        assert_eq!(report.decision, Some(ApprovalDecision::Declined));
+        assert!(matches!(report.run, ScriptRun::NotRun { .. }));
+        assert_eq!(
+            sandbox.requests().len(),
+            1,
+            "a declined script never reaches the sandbox"
+        );
+    }
+
+    #[test]
+    fn outcomes_map_to_script_runs() {
+        let timeout = Outcome::not_started(Status::Timeout);
+        assert!(matches!(
+            run_from_outcome(&timeout),
+            ScriptRun::Failed {
+                timed_out: true,
+                ..
+            }
+        ));
+        let unavailable = Outcome::not_started(Status::SandboxUnavailable {
+            reason: "no Landlock".into(),
+        });
+        assert!(matches!(
+            run_from_outcome(&unavailable),
+            ScriptRun::NotRun { .. }
+        ));
+    }
+}

@@ -1,0 +1,371 @@
+//! Running skill scripts in a sandbox: the [`Sandbox`] trait, its [`SandboxConfig`]urations
+//! (seed 000 section 1.5's `SANDBOX_BY_TRUST` and seed 003's strict preset), the classified
+//! [`Outcome`], the Linux [`ProcessSandbox`] and a test double ([`ScriptedSandbox`]).
+//!
+//! Threat: a skill from a marketplace is untrusted code. Its script may read secrets, write
+//! outside its scratch directory, reach the network, signal or trace host processes, leave
+//! daemons behind, exhaust CPU, memory, processes, disk or output, or print bytes that forge a
+//! prompt. Guarantee: every run goes through one [`Sandbox`]; the [`Outcome`] says what
+//! happened in one classified [`Status`], names the isolation [`Tier`] that was actually in
+//! force, caps both output streams, and hands the output back as [`UntrustedOutput`] whose
+//! text has control characters, escape sequences, bidi and tag characters neutralised. A
+//! sandbox that cannot isolate refuses ([`Status::SandboxUnavailable`]) unless the host chose a
+//! weaker tier itself; nothing in a request can lower the tier.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+mod double;
+mod launcher;
+mod neutralize;
+mod presets;
+mod process;
+mod script;
+
+pub use double::ScriptedSandbox;
+pub use neutralize::neutralize;
+pub use presets::{MAX_SCRIPT_BYTES, SANDBOX_BY_TRUST};
+pub use process::{Probe, ProcessSandbox};
+pub use script::{Interpreter, ResolvedScript, ScriptError, resolve_script};
+
+/// Where a sandbox's program comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Program {
+    /// A script inside the skill directory, by its path relative to it. The interpreter is
+    /// chosen from the extension ([`Interpreter::for_path`]), never from a shebang.
+    Script {
+        /// Relative path inside the skill directory.
+        path: String,
+        /// The SHA-256 (hex) taken when the script was resolved and approved; the sandbox
+        /// hashes the file again just before launch and refuses a mismatch.
+        sha256: Option<String>,
+    },
+    /// A system executable (under `/usr` or `/bin`) run directly; for hosts' own tools and
+    /// for measuring the launch overhead.
+    System(PathBuf),
+}
+
+/// One run: a program with its argv, stdin, the read-only skill directory, the writable
+/// scratch directory and the limits.
+#[derive(Debug, Clone)]
+pub struct SandboxRequest {
+    /// What to run.
+    pub program: Program,
+    /// Arguments, passed as an array (never joined into a shell string).
+    pub args: Vec<String>,
+    /// Bytes written to standard input, then closed.
+    pub stdin: Vec<u8>,
+    /// The skill directory, visible read-only.
+    pub skill_dir: PathBuf,
+    /// The scratch directory, the only writable place; also `HOME` and `TMPDIR`.
+    pub scratch_dir: PathBuf,
+    /// Limits and permissions.
+    pub config: SandboxConfig,
+}
+
+impl SandboxRequest {
+    /// A request to run `script` (relative to `skill_dir`) with `config`.
+    pub fn script(
+        skill_dir: impl Into<PathBuf>,
+        script: impl Into<String>,
+        scratch_dir: impl Into<PathBuf>,
+        config: SandboxConfig,
+    ) -> SandboxRequest {
+        SandboxRequest {
+            program: Program::Script {
+                path: script.into(),
+                sha256: None,
+            },
+            args: Vec::new(),
+            stdin: Vec::new(),
+            skill_dir: skill_dir.into(),
+            scratch_dir: scratch_dir.into(),
+            config,
+        }
+    }
+
+    /// Sets the arguments.
+    pub fn args<I, S>(mut self, args: I) -> SandboxRequest
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets standard input.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> SandboxRequest {
+        self.stdin = bytes.into();
+        self
+    }
+
+    /// Pins the script's expected SHA-256 (hex).
+    pub fn sha256(mut self, hex: impl Into<String>) -> SandboxRequest {
+        if let Program::Script { sha256, .. } = &mut self.program {
+            *sha256 = Some(hex.into());
+        }
+        self
+    }
+}
+
+/// Network access of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Network {
+    /// No sockets at all (the default for every level but core).
+    Disabled,
+    /// Network allowed to these domains. `["*"]` is any domain; a narrower list needs a
+    /// filtering proxy, which [`ProcessSandbox`] does not have, so it refuses such a run
+    /// rather than allow more than asked.
+    Allowed(Vec<String>),
+}
+
+/// Limits and permissions of a run (seed 000 section 1.5, seed 003's strict preset).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SandboxConfig {
+    /// Wall-clock limit; everything the script started is killed when it passes.
+    pub timeout: Duration,
+    /// Memory (data segment) limit in bytes.
+    pub memory_bytes: u64,
+    /// CPU time limit. Enforced by polling to about 20 ms and by `RLIMIT_CPU` (whole
+    /// seconds, rounded up) per process.
+    pub cpu_time: Duration,
+    /// Seed 000's `cpu_limit_percent`: recorded, not enforced (no CPU controller here).
+    pub cpu_limit_percent: u8,
+    /// Network access.
+    pub network: Network,
+    /// Seed 000's `filesystem_enabled`/`can_read_files`: whether the script may read the
+    /// skill directory beyond its own file. The script itself is always readable.
+    pub can_read_files: bool,
+    /// Seed 000's `can_write_files`: whether the scratch directory is writable.
+    pub can_write_files: bool,
+    /// Seed 000's `can_execute_code`: whether the script may start other programs
+    /// (when false the process limit is 1: no fork).
+    pub can_execute_code: bool,
+    /// Seed 000's `can_make_api_calls`: recorded for the host's tool proxy.
+    pub can_make_api_calls: bool,
+    /// Largest script accepted (seed 003: 1 MB).
+    pub max_script_bytes: u64,
+    /// Largest file the script may write (`RLIMIT_FSIZE`).
+    pub max_file_bytes: u64,
+    /// Per-stream output cap; more kills the run ([`Status::OutputLimit`]).
+    pub max_output_bytes: usize,
+    /// Processes the run may have at once (`RLIMIT_NPROC`).
+    pub max_processes: u64,
+    /// Open files per process (`RLIMIT_NOFILE`).
+    pub max_open_files: u64,
+}
+
+/// The isolation actually in force for a run, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Host is root: a fresh unprivileged uid/gid with no groups and no capabilities; new
+    /// pid (the script is pid 1), network, ipc and uts namespaces; rlimits; Landlock;
+    /// `no_new_privs`; the full seccomp deny-list including namespace creation.
+    Namespaced,
+    /// Host is not root: a new user namespace (with pid, network, ipc, uts) made by
+    /// `unshare`, rlimits, Landlock, `no_new_privs` and the seccomp deny-list except
+    /// namespace creation (which `unshare` itself needs).
+    UserNamespace,
+    /// Chosen explicitly by the host, never by default: empty environment, rlimits, own
+    /// session, unprivileged uid when root, process-group kill. No filesystem, network or
+    /// signal isolation.
+    RlimitsOnly,
+    /// The test double: nothing ran.
+    Simulated,
+}
+
+impl Tier {
+    /// `namespaced`, `user_namespace`, `rlimits_only`, `simulated`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Namespaced => "namespaced",
+            Tier::UserNamespace => "user_namespace",
+            Tier::RlimitsOnly => "rlimits_only",
+            Tier::Simulated => "simulated",
+        }
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Status {
+    /// Exit code 0.
+    Success,
+    /// A non-zero exit code.
+    Exit {
+        /// The code.
+        code: i32,
+    },
+    /// Killed by a signal the supervisor did not send and no limit explains.
+    Signal {
+        /// The signal number.
+        signal: i32,
+    },
+    /// The wall-clock limit passed; everything was killed.
+    Timeout,
+    /// The CPU-time limit passed.
+    CpuLimit,
+    /// The memory limit stopped it.
+    MemoryLimit,
+    /// It tried to write a file larger than the limit.
+    FileSizeLimit,
+    /// A stream passed its cap; everything was killed.
+    OutputLimit,
+    /// Refused before launch: the request asks for something this sandbox will not do
+    /// (a script that changed since approval, an unknown interpreter, a domain allow-list).
+    Refused {
+        /// Why.
+        reason: String,
+    },
+    /// The isolation the sandbox requires is not available here; nothing ran.
+    SandboxUnavailable {
+        /// What is missing.
+        reason: String,
+    },
+    /// The launch failed for another reason (a missing interpreter, an unreadable skill
+    /// directory); nothing ran.
+    LaunchError {
+        /// What failed.
+        reason: String,
+    },
+}
+
+impl Status {
+    /// Whether the program ran at all.
+    pub fn ran(&self) -> bool {
+        !matches!(
+            self,
+            Status::Refused { .. } | Status::SandboxUnavailable { .. } | Status::LaunchError { .. }
+        )
+    }
+}
+
+/// Output of a run: the bytes as produced (up to the cap) and a neutralised text form, both
+/// untrusted: show the text, never interpret it.
+#[derive(Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UntrustedOutput {
+    /// The raw bytes, at most the configured cap.
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+    /// [`neutralize`]d text of `bytes`.
+    pub text: String,
+    /// Whether more was produced than kept.
+    pub truncated: bool,
+}
+
+impl fmt::Debug for UntrustedOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UntrustedOutput")
+            .field("bytes", &self.bytes.len())
+            .field("text", &self.text)
+            .field("truncated", &self.truncated)
+            .finish()
+    }
+}
+
+impl UntrustedOutput {
+    /// Wraps captured bytes.
+    pub fn new(bytes: Vec<u8>, truncated: bool) -> UntrustedOutput {
+        let text = neutralize(&bytes);
+        UntrustedOutput {
+            bytes,
+            text,
+            truncated,
+        }
+    }
+}
+
+/// The classified result of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// How it ended.
+    #[serde(flatten)]
+    pub status: Status,
+    /// The isolation in force; `None` when nothing was launched.
+    pub tier: Option<Tier>,
+    /// Exit code when it exited.
+    pub exit_code: Option<i32>,
+    /// Signal number when it was killed by one.
+    pub signal: Option<i32>,
+    /// Standard output.
+    pub stdout: UntrustedOutput,
+    /// Standard error.
+    pub stderr: UntrustedOutput,
+    /// Wall time from launch to the end of supervision.
+    pub duration: Duration,
+    /// The script's SHA-256 (hex) as run.
+    pub sha256: Option<String>,
+}
+
+impl Outcome {
+    /// An outcome for a run that never started.
+    pub fn not_started(status: Status) -> Outcome {
+        Outcome {
+            status,
+            tier: None,
+            exit_code: None,
+            signal: None,
+            stdout: UntrustedOutput::default(),
+            stderr: UntrustedOutput::default(),
+            duration: Duration::ZERO,
+            sha256: None,
+        }
+    }
+
+    /// A finished outcome, for sandboxes other than this crate's.
+    pub fn finished(
+        status: Status,
+        tier: Tier,
+        stdout: UntrustedOutput,
+        stderr: UntrustedOutput,
+    ) -> Outcome {
+        let exit_code = match &status {
+            Status::Success => Some(0),
+            Status::Exit { code } => Some(*code),
+            _ => None,
+        };
+        Outcome {
+            status,
+            tier: Some(tier),
+            exit_code,
+            signal: None,
+            stdout,
+            stderr,
+            duration: Duration::ZERO,
+            sha256: None,
+        }
+    }
+
+    /// Whether it exited 0.
+    pub fn succeeded(&self) -> bool {
+        self.status == Status::Success
+    }
+}
+
+/// Runs programs in isolation. Object safe: hosts hold a `Box<dyn Sandbox>` or
+/// `Arc<dyn Sandbox>` and may supply their own (a container, a VM).
+///
+/// Implementations never panic and never return early without an [`Outcome`]: every failure
+/// is a [`Status`]. A run never proceeds with less isolation than the implementation's
+/// configured minimum.
+#[async_trait]
+pub trait Sandbox: Send + Sync {
+    /// Runs `request` and classifies how it ended.
+    async fn run(&self, request: SandboxRequest) -> Outcome;
+}

@@ -1,0 +1,634 @@
+//! The permission hierarchy's truth table across the five scopes, and the policy gate:
+//! every check, every decision audited, denials in the usage log, failing closed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use skills::security::audit::{AuditFilter, AuditTrail, UsageStatus, Viewer};
+use skills::security::autonomy::{Autonomy, Outcome, RiskLevel};
+use skills::security::gate::{
+    Decision, DenyCode, PolicyGate, SkillInfo, StepApproval, StepRequest,
+};
+use skills::security::permissions::{
+    InMemoryRateLimiter, Merge, PermissionRule, Permissions, Principal, RateLimit, Scope,
+    SkillTarget, Target, Window, resolve,
+};
+use skills::security::{DataClass, RegulatedApproval, TrustLevel};
+use skills::store::audit::{AuditEntry, AuditQuery, AuditRecord, AuditStore, ChainHead};
+use skills::store::in_memory::{InMemoryAuditStore, InMemoryTrustStore};
+use skills::store::{Error, ManualClock, TenantId};
+
+const SCOPES: [&str; 5] = ["global", "org", "role", "team", "agent"];
+
+fn scope(i: usize) -> Scope {
+    match i {
+        0 => Scope::Global,
+        1 => Scope::Organization,
+        2 => Scope::Role("analyst".into()),
+        3 => Scope::Team("finance".into()),
+        _ => Scope::Agent("bot".into()),
+    }
+}
+
+fn principal() -> Principal {
+    Principal::new("acme", "alice")
+        .agent("bot")
+        .team("finance")
+        .role("analyst")
+}
+
+/// Every assignment of unset / allow / deny to the five scopes (3^5 rows), under both merges.
+#[test]
+fn truth_table_of_execute_across_five_scopes() {
+    let skill = SkillTarget::new("pdf");
+    for row in 0..243usize {
+        let mut settings = [None; 5];
+        let mut n = row;
+        for s in &mut settings {
+            *s = match n % 3 {
+                0 => None,
+                1 => Some(true),
+                _ => Some(false),
+            };
+            n /= 3;
+        }
+        let rules: Vec<PermissionRule> = settings
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                s.map(|allow| {
+                    PermissionRule::new(SCOPES[i], scope(i), Target::Skill("pdf".into()))
+                        .execute(allow)
+                })
+            })
+            .collect();
+        // Most specific: the highest scope that sets it; nothing set: allowed by default.
+        let most = resolve(&rules, &principal(), &skill, Merge::MostSpecific);
+        let decider = (0..5).rev().find(|i| settings[*i].is_some());
+        assert_eq!(
+            most.can_execute.value,
+            decider.is_none_or(|i| settings[i] == Some(true)),
+            "row {settings:?}"
+        );
+        assert_eq!(
+            most.can_execute.rule.as_deref(),
+            decider.map(|i| SCOPES[i]),
+            "row {settings:?}"
+        );
+        // Narrowing: any deny denies, and the most specific deny is named.
+        let narrow = resolve(&rules, &principal(), &skill, Merge::Narrowing);
+        let deny = (0..5).rev().find(|i| settings[*i] == Some(false));
+        assert_eq!(narrow.can_execute.value, deny.is_none(), "row {settings:?}");
+        if let Some(i) = deny {
+            assert_eq!(narrow.can_execute.rule.as_deref(), Some(SCOPES[i]));
+        }
+    }
+}
+
+#[test]
+fn a_deny_beats_an_allow_at_the_same_scope_and_scopes_must_match() {
+    let skill = SkillTarget::new("pdf").category("documents");
+    let rules = vec![
+        PermissionRule::new(
+            "team-allow",
+            Scope::Team("finance".into()),
+            Target::Skill("pdf".into()),
+        )
+        .execute(true),
+        PermissionRule::new(
+            "team-deny",
+            Scope::Team("finance".into()),
+            Target::Category("documents".into()),
+        )
+        .execute(false),
+        PermissionRule::new(
+            "other-agent",
+            Scope::Agent("someone-else".into()),
+            Target::Skill("pdf".into()),
+        )
+        .execute(true),
+        PermissionRule::new(
+            "other-role",
+            Scope::Role("admin".into()),
+            Target::Skill("pdf".into()),
+        )
+        .execute(true),
+        PermissionRule::new(
+            "other-skill",
+            Scope::Agent("bot".into()),
+            Target::Skill("docx".into()),
+        )
+        .execute(true),
+    ];
+    let r = resolve(&rules, &principal(), &skill, Merge::MostSpecific);
+    assert!(!r.can_execute.value);
+    assert_eq!(r.can_execute.rule.as_deref(), Some("team-deny"));
+}
+
+#[test]
+fn fields_resolve_independently_and_tools_follow_their_own_rule() {
+    let skill = SkillTarget::new("crm").extension_type("mcp_server");
+    let rules = vec![
+        PermissionRule::new(
+            "org",
+            Scope::Organization,
+            Target::ExtensionType("mcp_server".into()),
+        )
+        .max_per_day(100)
+        .allow_tools(["read", "search"])
+        .deny_tools(["delete"])
+        .requires_approval(true, ["manager"]),
+        PermissionRule::new(
+            "team",
+            Scope::Team("finance".into()),
+            Target::Skill("crm".into()),
+        )
+        .max_per_day(500)
+        .allow_tools(["write"]),
+        PermissionRule::new(
+            "agent",
+            Scope::Agent("bot".into()),
+            Target::Skill("crm".into()),
+        )
+        .deny_tools(["write"])
+        .configure(true),
+    ];
+    let r = resolve(&rules, &principal(), &skill, Merge::MostSpecific);
+    assert_eq!(
+        (
+            r.max_executions_per_day.value,
+            r.max_executions_per_day.rule.as_deref()
+        ),
+        (Some(500), Some("team"))
+    );
+    assert_eq!(
+        (
+            r.requires_approval.value,
+            r.requires_approval.rule.as_deref()
+        ),
+        (true, Some("org"))
+    );
+    assert_eq!(r.approver_roles.value, ["manager"]);
+    assert_eq!(
+        (r.can_configure.value, r.can_configure.rule.as_deref()),
+        (true, Some("agent"))
+    );
+    assert_eq!(
+        (r.can_install.value, r.can_install.rule.as_deref()),
+        (false, None)
+    );
+    let tool = |t: &str| {
+        let d = r.tool(t);
+        (d.value, d.rule)
+    };
+    assert_eq!(tool("write"), (false, Some("agent".into())));
+    // The team's allow list decides before the organisation's.
+    assert_eq!(tool("read"), (false, Some("team".into())));
+    let n = resolve(&rules, &principal(), &skill, Merge::Narrowing);
+    assert_eq!(n.max_executions_per_day.value, Some(100));
+    assert!(!n.tool("read").value && !n.tool("delete").value && !n.tool("write").value);
+    let only_org = resolve(&rules[..1], &principal(), &skill, Merge::MostSpecific);
+    assert_eq!(
+        (
+            only_org.tool("read").value,
+            only_org.tool("delete").value,
+            only_org.tool("other").value
+        ),
+        (true, false, false)
+    );
+    assert!(
+        resolve(&[], &principal(), &skill, Merge::MostSpecific)
+            .tool("anything")
+            .value
+    );
+}
+
+struct Setup {
+    gate: PolicyGate,
+    clock: Arc<ManualClock>,
+    store: Arc<InMemoryAuditStore>,
+    tenant: TenantId,
+}
+
+fn setup(rules: Vec<PermissionRule>) -> Setup {
+    let clock = ManualClock::new(1_000_000);
+    let permissions = Arc::new(Permissions::new(clock.clone()));
+    let tenant = TenantId::new("acme");
+    permissions.set_rules(&tenant, rules);
+    let store = Arc::new(InMemoryAuditStore::new());
+    let gate = PolicyGate::new(
+        permissions,
+        Arc::new(InMemoryRateLimiter::new()),
+        Autonomy::new(Arc::new(InMemoryTrustStore::new()), clock.clone()),
+        AuditTrail::new(store.clone()),
+        clock.clone(),
+    );
+    Setup {
+        gate,
+        clock,
+        store,
+        tenant,
+    }
+}
+
+fn pdf() -> SkillInfo {
+    SkillInfo::new(
+        "pdf",
+        "anthropics/skills/pdf",
+        TrustLevel::Verified,
+        RiskLevel::Low,
+    )
+    .category("documents")
+}
+
+fn step(id: &str) -> StepRequest {
+    StepRequest::new(principal(), pdf(), id)
+}
+
+async fn trusted(s: &Setup, skill: &str) {
+    let scope = skills::store::UserScope::new("acme", "alice");
+    for _ in 0..3 {
+        s.gate
+            .autonomy()
+            .record_outcome(&scope, skill, Outcome::Success)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn permission_and_tool_denials_name_their_rule_and_reach_the_usage_log() {
+    let s = setup(vec![
+        PermissionRule::new(
+            "no-docs",
+            Scope::Organization,
+            Target::Category("documents".into()),
+        )
+        .execute(false),
+        PermissionRule::new(
+            "bot-pdf",
+            Scope::Agent("bot".into()),
+            Target::Skill("pdf".into()),
+        )
+        .execute(true)
+        .deny_tools(["delete_file"]),
+    ]);
+    trusted(&s, "pdf").await;
+    let tool = s.gate.check(&step("e1").tool("delete_file")).await.unwrap();
+    assert_eq!(
+        tool,
+        Decision::Deny {
+            code: DenyCode::ToolDenied,
+            reason: "tool `delete_file` is not allowed for `pdf`".into(),
+            rule: Some("bot-pdf".into())
+        }
+    );
+    assert!(matches!(
+        s.gate.check(&step("e2").tool("read")).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+    let other_agent =
+        StepRequest::new(Principal::new("acme", "alice").agent("helper"), pdf(), "e3");
+    let denied = s.gate.check(&other_agent).await.unwrap();
+    assert!(
+        matches!(denied, Decision::Deny { code: DenyCode::NotPermitted, rule: Some(ref r), .. } if r == "no-docs")
+    );
+
+    let log = s
+        .gate
+        .trail()
+        .usage_log(&s.tenant, &Viewer::Auditor, &AuditFilter::new())
+        .await
+        .unwrap();
+    let rows: Vec<_> = log
+        .iter()
+        .map(|r| (r.execution_id.as_str(), r.status, r.error_code.as_deref()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("e1", UsageStatus::Denied, Some("tool_denied")),
+            ("e3", UsageStatus::Denied, Some("not_permitted"))
+        ]
+    );
+    // Every decision, the allow included, is in the verified chain.
+    let v = s.gate.trail().verify(&s.tenant).await.unwrap();
+    assert!(v.is_intact());
+    assert_eq!(v.checked, 3);
+}
+
+#[tokio::test]
+async fn daily_caps_and_gate_limits_count_only_allowed_steps() {
+    let s = setup(vec![
+        PermissionRule::new(
+            "cap",
+            Scope::Team("finance".into()),
+            Target::Skill("pdf".into()),
+        )
+        .max_per_day(2),
+    ]);
+    // Not yet trusted: asking does not use up the cap.
+    assert!(matches!(
+        s.gate.check(&step("e0")).await.unwrap(),
+        Decision::AskApproval { .. }
+    ));
+    let approved = step("e0").with_approval(StepApproval::new("e0", "alice"));
+    assert!(matches!(
+        s.gate.check(&approved).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+    trusted(&s, "pdf").await;
+    assert!(matches!(
+        s.gate.check(&step("e1")).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+    let third = s.gate.check(&step("e2")).await.unwrap();
+    assert!(
+        matches!(
+            third,
+            Decision::Deny {
+                code: DenyCode::RateLimited,
+                ..
+            }
+        ),
+        "{third:?}"
+    );
+    s.clock.advance(86_400_000);
+    assert!(matches!(
+        s.gate.check(&step("e3")).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+
+    let s = setup(Vec::new());
+    let gate = s
+        .gate
+        .clone()
+        .with_rate_limits(vec![RateLimit::new(1, Window::Minute)]);
+    trusted(&s, "pdf").await;
+    assert!(matches!(
+        gate.check(&step("m1")).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+    assert!(matches!(
+        gate.check(&step("m2")).await.unwrap(),
+        Decision::Deny {
+            code: DenyCode::RateLimited,
+            ..
+        }
+    ));
+    // Another agent has its own count.
+    let other = StepRequest::new(Principal::new("acme", "alice").agent("other"), pdf(), "m3");
+    assert!(matches!(
+        gate.check(&other).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+}
+
+#[tokio::test]
+async fn regulated_data_needs_an_approval_for_this_execution() {
+    let s = setup(Vec::new());
+    let core = SkillInfo::new("chart", "acme/chart", TrustLevel::Core, RiskLevel::Low);
+    let scope = skills::store::UserScope::new("acme", "alice");
+    for _ in 0..3 {
+        s.gate
+            .autonomy()
+            .record_outcome(&scope, "chart", Outcome::Success)
+            .await
+            .unwrap();
+    }
+    let ask = StepRequest::new(principal(), core.clone(), "r1").data(&[DataClass::Regulated]);
+    assert!(matches!(
+        s.gate.check(&ask).await.unwrap(),
+        Decision::AskApproval { ref reason, .. } if reason == "Regulated data requires approval for this execution"
+    ));
+    let wrong = ask
+        .clone()
+        .with_regulated_approval(RegulatedApproval::new("r0", "dr.ortiz"));
+    assert!(matches!(
+        s.gate.check(&wrong).await.unwrap(),
+        Decision::Deny {
+            code: DenyCode::ApprovalMismatch,
+            ..
+        }
+    ));
+    let right = ask.with_regulated_approval(RegulatedApproval::new("r1", "dr.ortiz"));
+    let Decision::Allow { reasons } = s.gate.check(&right).await.unwrap() else {
+        panic!()
+    };
+    assert!(
+        reasons.contains(&"regulated data approved by dr.ortiz".to_owned()),
+        "{reasons:?}"
+    );
+    // A verified skill never sees it: allowed, and told it is withheld.
+    trusted(&s, "pdf").await;
+    let verified = step("r2").data(&[DataClass::Regulated, DataClass::Public]);
+    let Decision::Allow { reasons } = s.gate.check(&verified).await.unwrap() else {
+        panic!()
+    };
+    assert!(
+        reasons[0].starts_with("regulated data will be tokenized or redacted"),
+        "{reasons:?}"
+    );
+    // The audit records show what was requested and granted.
+    let entries = s
+        .gate
+        .trail()
+        .query(&s.tenant, &Viewer::Auditor, &AuditFilter::new())
+        .await
+        .unwrap();
+    let last = &entries.last().unwrap().record;
+    assert_eq!(last.data_classes_requested, ["public", "regulated"]);
+    assert_eq!(last.data_classes_granted, ["public"]);
+}
+
+#[tokio::test]
+async fn rule_approvals_need_an_approver_role_and_this_execution() {
+    let s = setup(vec![
+        PermissionRule::new(
+            "pay-approval",
+            Scope::Organization,
+            Target::Skill("pdf".into()),
+        )
+        .requires_approval(true, ["manager"]),
+    ]);
+    trusted(&s, "pdf").await;
+    let ask = s.gate.check(&step("a1")).await.unwrap();
+    let Decision::AskApproval {
+        approver_roles,
+        rule,
+        options,
+        ..
+    } = ask
+    else {
+        panic!("{ask:?}")
+    };
+    assert_eq!(approver_roles, ["manager"]);
+    assert_eq!(rule.as_deref(), Some("pay-approval"));
+    assert_eq!(
+        options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
+        ["once", "no"]
+    );
+    let no_role = step("a1").with_approval(StepApproval::new("a1", "bob"));
+    assert!(matches!(
+        s.gate.check(&no_role).await.unwrap(),
+        Decision::AskApproval { .. }
+    ));
+    let other_step = step("a1").with_approval(StepApproval::new("a9", "carol").role("manager"));
+    assert!(matches!(
+        s.gate.check(&other_step).await.unwrap(),
+        Decision::Deny {
+            code: DenyCode::ApprovalMismatch,
+            ..
+        }
+    ));
+    let ok = step("a1").with_approval(StepApproval::new("a1", "carol").role("manager"));
+    assert!(matches!(
+        s.gate.check(&ok).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+}
+
+#[tokio::test]
+async fn autonomy_asks_with_options_fit_for_the_risk_and_complete_records_outcomes() {
+    let s = setup(Vec::new());
+    let pay = SkillInfo::new("pay", "acme/pay", TrustLevel::Core, RiskLevel::High);
+    let req = StepRequest::new(principal(), pay, "p1");
+    let Decision::AskApproval {
+        reason, options, ..
+    } = s.gate.check(&req).await.unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(reason, "High-risk operation requires approval");
+    assert_eq!(
+        options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
+        ["once", "session", "no"]
+    );
+    let Decision::AskApproval { options, .. } = s.gate.check(&step("p2")).await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
+        ["once", "always", "no"]
+    );
+
+    // Three successful executions later, low risk runs alone.
+    for i in 0..3 {
+        let mut record = AuditRecord::new(
+            "alice",
+            "pdf",
+            "anthropics/skills/pdf",
+            "verified",
+            "h",
+            true,
+        );
+        record.id = format!("run-{i}");
+        s.gate
+            .complete(&principal(), record, Outcome::Success)
+            .await
+            .unwrap();
+    }
+    let Decision::Allow { reasons } = s.gate.check(&step("p3")).await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(reasons, ["Auto-approved after 3 successful uses"]);
+    let mut failed = AuditRecord::new(
+        "alice",
+        "pdf",
+        "anthropics/skills/pdf",
+        "verified",
+        "h",
+        false,
+    );
+    failed.id = "run-bad".into();
+    let (_, trust) = s
+        .gate
+        .complete(&principal(), failed, Outcome::Failure)
+        .await
+        .unwrap();
+    assert_eq!(trust.trust_reset_count, 1);
+    assert!(matches!(
+        s.gate.check(&step("p4")).await.unwrap(),
+        Decision::AskApproval { .. }
+    ));
+    let log = s
+        .gate
+        .trail()
+        .usage_log(&s.tenant, &Viewer::Auditor, &AuditFilter::new())
+        .await
+        .unwrap();
+    let statuses: Vec<_> = log.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            UsageStatus::Success,
+            UsageStatus::Success,
+            UsageStatus::Success,
+            UsageStatus::Failed
+        ]
+    );
+    assert!(s.gate.trail().verify(&s.tenant).await.unwrap().is_intact());
+    assert_eq!(
+        s.store
+            .head(&s.tenant, "audit")
+            .await
+            .unwrap()
+            .unwrap()
+            .sequence,
+        8
+    );
+}
+
+/// A store that refuses every write.
+struct Broken;
+
+#[async_trait::async_trait]
+impl AuditStore for Broken {
+    async fn append(
+        &self,
+        _: &TenantId,
+        _: &str,
+        _: AuditRecord,
+        _: Option<&str>,
+    ) -> skills::store::Result<AuditEntry> {
+        Err(Error::Backend {
+            message: "disk full".into(),
+            source: None,
+        })
+    }
+    async fn head(&self, _: &TenantId, _: &str) -> skills::store::Result<Option<ChainHead>> {
+        Ok(None)
+    }
+    async fn read_range(
+        &self,
+        _: &TenantId,
+        _: &str,
+        _: u64,
+        _: usize,
+    ) -> skills::store::Result<Vec<AuditEntry>> {
+        Ok(Vec::new())
+    }
+    async fn get_entry(&self, _: &TenantId, _: &str) -> skills::store::Result<Option<AuditEntry>> {
+        Ok(None)
+    }
+    async fn query(&self, _: &TenantId, _: &AuditQuery) -> skills::store::Result<Vec<AuditEntry>> {
+        Ok(Vec::new())
+    }
+    async fn chains(&self, _: &TenantId) -> skills::store::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test]
+async fn a_decision_that_cannot_be_audited_is_an_error() {
+    let clock = ManualClock::new(0);
+    let gate = PolicyGate::new(
+        Arc::new(Permissions::new(clock.clone())),
+        Arc::new(InMemoryRateLimiter::new()),
+        Autonomy::new(Arc::new(InMemoryTrustStore::new()), clock.clone()),
+        AuditTrail::new(Arc::new(Broken)),
+        clock,
+    );
+    let approved = step("x").with_approval(StepApproval::new("x", "alice"));
+    assert!(gate.check(&approved).await.is_err());
+}
