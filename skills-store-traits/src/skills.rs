@@ -213,6 +213,49 @@ pub struct SkillUpdate {
     pub files: Option<Vec<NewSkillFile>>,
 }
 
+impl SkillUpdate {
+    /// Applies every set field except `files` to `skill` (the checksum follows the content,
+    /// `is_directory` becomes true when non-empty files are set) and stamps `updated_at`:
+    /// what every backend does once the update has been validated and the files written.
+    pub fn apply_to(&self, skill: &mut SkillRecord, now: Timestamp) {
+        if let Some(name) = &self.name {
+            skill.name = name.clone();
+        }
+        if let Some(description) = &self.description {
+            skill.description = description.clone();
+        }
+        if let Some(category) = &self.category {
+            skill.category = category.clone();
+        }
+        if let Some(content) = &self.content {
+            skill.checksum = crate::validate::checksum(content);
+            skill.content = content.clone();
+        }
+        if let Some(version) = &self.version {
+            skill.version = version.clone();
+        }
+        if let Some(tags) = &self.tags {
+            skill.tags = tags.clone();
+        }
+        if let Some(tools) = &self.requires_tools {
+            skill.requires_tools = tools.clone();
+        }
+        if let Some(enabled) = self.enabled {
+            skill.enabled = enabled;
+        }
+        if let Some(metadata) = &self.metadata {
+            skill.metadata = metadata.clone();
+        }
+        if let Some(source_ref) = &self.source_ref {
+            skill.source_ref = source_ref.clone();
+        }
+        if self.files.as_ref().is_some_and(|f| !f.is_empty()) {
+            skill.is_directory = true;
+        }
+        skill.updated_at = now;
+    }
+}
+
 /// Changes to a supporting file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SkillFileUpdate {

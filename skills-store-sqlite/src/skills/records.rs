@@ -190,43 +190,8 @@ pub(crate) fn update(
         for file in new_files {
             files::insert(conn, tenant, id, file, now)?;
         }
-        if !new_files.is_empty() {
-            skill.is_directory = true;
-        }
     }
-    let update = update.clone();
-    if let Some(name) = update.name {
-        skill.name = name;
-    }
-    if let Some(description) = update.description {
-        skill.description = description;
-    }
-    if let Some(category) = update.category {
-        skill.category = category;
-    }
-    if let Some(content) = update.content {
-        skill.checksum = validate::checksum(&content);
-        skill.content = content;
-    }
-    if let Some(version) = update.version {
-        skill.version = version;
-    }
-    if let Some(tags) = update.tags {
-        skill.tags = tags;
-    }
-    if let Some(tools) = update.requires_tools {
-        skill.requires_tools = tools;
-    }
-    if let Some(enabled) = update.enabled {
-        skill.enabled = enabled;
-    }
-    if let Some(metadata) = update.metadata {
-        skill.metadata = metadata;
-    }
-    if let Some(source_ref) = update.source_ref {
-        skill.source_ref = source_ref;
-    }
-    skill.updated_at = now;
+    update.apply_to(&mut skill, now);
     crate::rows::update(
         conn,
         "skills",

@@ -235,41 +235,7 @@ impl SkillStore for InMemorySkillStore {
         let Some(skill) = t.skills.get_mut(id) else {
             return Ok(None);
         };
-        if let Some(name) = update.name {
-            skill.name = name;
-        }
-        if let Some(description) = update.description {
-            skill.description = description;
-        }
-        if let Some(category) = update.category {
-            skill.category = category;
-        }
-        if let Some(content) = update.content {
-            skill.checksum = validate::checksum(&content);
-            skill.content = content;
-        }
-        if let Some(version) = update.version {
-            skill.version = version;
-        }
-        if let Some(tags) = update.tags {
-            skill.tags = tags;
-        }
-        if let Some(tools) = update.requires_tools {
-            skill.requires_tools = tools;
-        }
-        if let Some(enabled) = update.enabled {
-            skill.enabled = enabled;
-        }
-        if let Some(metadata) = update.metadata {
-            skill.metadata = metadata;
-        }
-        if let Some(source_ref) = update.source_ref {
-            skill.source_ref = source_ref;
-        }
-        if update.files.as_ref().is_some_and(|f| !f.is_empty()) {
-            skill.is_directory = true;
-        }
-        skill.updated_at = now;
+        update.apply_to(skill, now);
         Ok(Some(skill.clone()))
     }
 
