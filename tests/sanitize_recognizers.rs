@@ -479,3 +479,143 @@ fn ip_short_forms_and_image_tags() {
     nothing("FROM python:3.11.4.1");
     nothing("std::vec::Vec");
 }
+
+#[test]
+fn national_phones_after_a_phone_label() {
+    only("M: 07116 490137\n", "PHONE", "07116 490137");
+    only("Tel.: 07116 490137", "PHONE", "07116 490137");
+    only("Telefon privat: 0221/453508\n", "PHONE", "0221/453508");
+    only(
+        "téléphone 01 05 87 16 97, courriel",
+        "PHONE",
+        "01 05 87 16 97",
+    );
+    only("telefoon 06-32497666, e-mail", "PHONE", "06-32497666");
+    only("・電話番号：090-1349-8124\n", "PHONE", "090-1349-8124");
+    only("- 휴대전화: 02-533-9216\n", "PHONE", "02-533-9216");
+    only("手机：13653358547\n", "PHONE", "13653358547");
+    only(
+        "\"mobile\": \"(11) 96092-6902\"",
+        "PHONE",
+        "(11) 96092-6902",
+    );
+    only("Phone: (02) 9034 2011\n", "PHONE", "(02) 9034 2011");
+    only("Phone: 0496 895 437\n", "PHONE", "0496 895 437");
+    only("Natel 079 148 75 54, E-Mail", "PHONE", "079 148 75 54");
+    only(
+        "my direct line is 0161 225 3390; thanks",
+        "PHONE",
+        "0161 225 3390",
+    );
+    only(
+        "Tel. +49 (0)40 7003575, E-Mail",
+        "PHONE",
+        "+49 (0)40 7003575",
+    );
+    only("Mobile: +91-9738918935\n", "PHONE", "+91-9738918935");
+    // No phone label, another identifier's label, too few or too many digits.
+    nothing("Order 07116 490137 shipped");
+    nothing("Ref: 0221/453508");
+    nothing("Phone order number 06-32497666");
+    nothing("Phone: 12345");
+    nothing("Phone: 0123456789012345678");
+    nothing("Batch 13653358547 released");
+    nothing("the app shows error code 827-500-9617 when I log in");
+    nothing("Qty (11) 96092-6902");
+}
+
+#[test]
+fn four_part_versions_are_not_addresses() {
+    nothing("INFO deploy rolled out 2.16.6.119 commit f049ce3");
+    nothing("\"client\": \"ios/6.21.12.237\"");
+    nothing("- name: APP_VERSION\n  value: \"1.20.19.186\"\n");
+    nothing("build 10.5.8.137 passed");
+    nothing("Release 3.2.17.122 notes");
+    // Addresses stay addresses.
+    only(
+        "ssh deploy@43.205.25.101 -p 2222",
+        "IP_ADDRESS",
+        "43.205.25.101",
+    );
+    only(
+        "- name: UPSTREAM\n  value: \"10.5.8.137\"\n",
+        "IP_ADDRESS",
+        "10.5.8.137",
+    );
+    only("connect to 10.0.0.12 now", "IP_ADDRESS", "10.0.0.12");
+    only("route 192.168.1.1/24", "IP_ADDRESS", "192.168.1.1");
+}
+
+#[test]
+fn secret_placeholders_and_command_lines() {
+    nothing("MAILGUN_API_KEY=sk_live_XXXXXXXXXXXXXXXX\n");
+    nothing("DB_PASSWORD=CHANGE_ME_BEFORE_DEPLOY\n");
+    nothing("api_key: \"REPLACE_ME\"\n");
+    nothing("SMTP_PASSWORD: \"[hidden]\"\n");
+    nothing("password = \"os.environ['API_KEY']\"\n");
+    nothing("DB_PASSWORD=${DB_PASSWORD}\n");
+    nothing("token: <your-token>\n");
+    only(
+        "  550  curl -u admin:1ztqk8451nG6jkOp http://search.internal:9200/_cat",
+        "SECRET",
+        "1ztqk8451nG6jkOp",
+    );
+    only(
+        "curl --user 'ops:Tr0ub4dor&3x' https://a.example",
+        "SECRET",
+        "Tr0ub4dor&3x",
+    );
+    only(
+        "curl -u admin:VA0BxXXJ1K5ost -s",
+        "SECRET",
+        "VA0BxXXJ1K5ost",
+    );
+    only(
+        "mysql -h db -u root -p'Maple%6312LmNhsV' billing",
+        "SECRET",
+        "Maple%6312LmNhsV",
+    );
+    only(
+        "mysqldump -uroot -pS3cr3tPass9 shop",
+        "SECRET",
+        "S3cr3tPass9",
+    );
+    only("mysql --password=Qw9!zX2mLp4v db", "SECRET", "Qw9!zX2mLp4v");
+    only(
+        "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey=5/FoOTwCxtL90xtsAcHxpsqyKi+esj57tvrBiRk9KAVYt9ZISsPAeECyjj91mm26BMRToGvmj9Glc+sNsB9/CE==;EndpointSuffix=core.windows.net",
+        "SECRET",
+        "5/FoOTwCxtL90xtsAcHxpsqyKi+esj57tvrBiRk9KAVYt9ZISsPAeECyjj91mm26BMRToGvmj9Glc+sNsB9/CE==",
+    );
+    // Options that are not credentials.
+    nothing("docker run -u 1000:1000 image");
+    nothing("ssh -p 2222 host");
+    nothing("mkdir -p /var/lib/app");
+    nothing("mysql -P3306 -h db");
+    nothing("curl -u admin:xxxxxxxx http://h");
+    nothing("tar -pcf out.tar dir");
+}
+
+#[test]
+fn ssn_shaped_part_numbers_in_tables() {
+    let table = "| Item | Part no. | Qty | Price |\n|---|---|---:|---:|\n| Cable gland | 659-68-7013 | 29 | US$59.64 |\n";
+    assert!(
+        found(table).iter().all(|(t, _)| t != "SSN"),
+        "{:?}",
+        found(table)
+    );
+    let csv = "sku,qty\n617-87-4581,4\n";
+    assert!(found(csv).iter().all(|(t, _)| t != "SSN"));
+    // An SSN column stays one.
+    let roster = "name,ssn,part\nAna,224-30-8280,x\n";
+    assert!(found(roster).contains(&("SSN".to_owned(), "224-30-8280".to_owned())));
+    let roster = "| Name | SSN |\n|---|---|\n| Ana | 224-30-8280 |\n";
+    assert!(found(roster).contains(&("SSN".to_owned(), "224-30-8280".to_owned())));
+}
+
+#[test]
+fn national_phones_shaped_like_other_numbers() {
+    only("telefoon 010 930 2918, e-mail", "PHONE", "010 930 2918");
+    nothing("Phone order 202-449-7963 shipped");
+    nothing("firmware version 5.13.2.232 (phone app)");
+    nothing("Phone MRN: 74367136");
+}

@@ -35,14 +35,14 @@
 //! | type | class | tokenized | rules |
 //! |---|---|---|---|
 //! | `EMAIL` | confidential | yes | Latin-script local parts and domains; not `@mentions` or URL users |
-//! | `PHONE` | confidential | yes | North American (area/exchange 2-9; `1-`/`+1` prefixes and `415 555 0134` included) and `+` international; not numbers labelled as orders, invoices, tracking or other IDs, nor URL paths |
-//! | `SSN` | regulated | no | no area 000/666/9xx, group 00, serial 0000; not numbers labelled as other IDs (part, order, lab code, MRN...); spaced form needs SSN context, nine bare digits an SSN label |
+//! | `PHONE` | confidential | yes | North American (area/exchange 2-9; `1-`/`+1` prefixes and `415 555 0134` included), `+` international (`+49 (0)40 ...`, `+91-9738918935` too) and national forms (`0221/453508`, `(11) 96092-6902`, 7-15 digits) after a phone label; not numbers labelled as orders, invoices, tracking, error codes or other IDs, nor URL paths |
+//! | `SSN` | regulated | no | no area 000/666/9xx, group 00, serial 0000; not numbers labelled as other IDs (part, order, lab code, MRN...) or under an ID column's header (`Part no.`, `SKU`); spaced form needs SSN context, nine bare digits an SSN label |
 //! | `CREDIT_CARD` | regulated | yes | 13-19 digits, grouped or not, network first digit, Luhn |
 //! | `IBAN` | restricted | yes | country length, mod-97 |
-//! | `IP_ADDRESS` | confidential | yes | IPv4 octets ≤ 255, IPv6 per the standard parser (`::1` too); not versions or image tags |
+//! | `IP_ADDRESS` | confidential | yes | IPv4 octets ≤ 255, IPv6 per the standard parser (`::1` too); not versions (`build ...`, `rolled out ...`, `ios/8.22.8.32`, a YAML `value:` under `APP_VERSION`) or image tags |
 //! | `DATE_OF_BIRTH` | regulated | yes | a date (numeric, ISO, CJK, month names in six languages) right after birth context (`DOB`, `born on`, `"dateOfBirth"`, `Geburtsdatum`, `né le`, `生年月日`...) or under a birth column's header |
 //! | `MONEY` | restricted | yes | symbol, ISO code or currency word before or after; `K`/`M`/`million`...; space and apostrophe grouping; `CA$`-style prefixes and a minus sign in the span |
-//! | `SECRET` | restricted | no | provider key prefixes, JWTs, PEM private keys, credential assignments and XML elements, URL passwords, `Basic`/`Bearer` headers, passwords stated in prose; above an entropy floor, covered whole |
+//! | `SECRET` | restricted | no | provider key prefixes, JWTs, PEM private keys, credential assignments and XML elements, URL passwords, command-line passwords (`curl -u user:PASS`, `mysql -pPASS`), `AccountKey=` of connection strings, `Basic`/`Bearer` headers, passwords stated in prose; never placeholders (`sk_live_XXXX...`, `CHANGE_ME`, `[hidden]`, `os.environ[...]`); above an entropy floor, covered whole |
 //! | `HEALTH` | regulated | yes | diagnosis, prognosis, medication, patient id, medical record... |
 //! | `FINANCIAL` | restricted | yes | revenue, profit, margin, contract value, deal size, pricing |
 //! | `MARKED` | restricted | yes | confidential, proprietary |

@@ -122,9 +122,12 @@ fn password_like(v: &[u8]) -> bool {
     if v.iter().all(|&b| b == v[0]) {
         return false;
     }
+    // `xxx` or `XXX` as a stand-in (a random `xXX` inside a real password is kept).
+    if contains(v, b"xxx") || contains(v, b"XXX") {
+        return false;
+    }
     for marker in [
-        &b"xxx"[..],
-        b"***",
+        &b"***"[..],
         b"<",
         b"${",
         b"{{",
@@ -140,6 +143,62 @@ fn password_like(v: &[u8]) -> bool {
         }
     }
     true
+}
+
+/// The command-line options that carry credentials, as scan triggers.
+pub(crate) const CLI_OPTIONS: [&str; 4] = ["-u ", "--user ", "--user=", "-p"];
+
+/// The end of a command-line argument value from `i`: to its closing quote when it opens
+/// with one (returns the inner span), else to the next whitespace.
+fn argument(h: &[u8], i: usize) -> Option<(usize, usize)> {
+    match at(h, i) {
+        Some(q @ (b'\'' | b'"')) => {
+            let s = i + 1;
+            let n = run(h, s, 512, |b| b != q && b != b'\n');
+            (at(h, s + n) == Some(q)).then_some((s, s + n))
+        }
+        _ => {
+            let n = run(h, i, UNBOUNDED, |b| !b.is_ascii_whitespace());
+            Some((i, i + n))
+        }
+    }
+}
+
+/// A password given on a command line, at the option at `p..e` (one of [`CLI_OPTIONS`]):
+/// the password of `curl -u user:PASS` or `--user user:PASS`, or of `mysql -pPASS`
+/// / `-p'PASS'` (only on a `mysql`/`mariadb` command line: `-p` means a port or a
+/// path elsewhere).
+pub(crate) fn cli(h: &[u8], p: usize, e: usize) -> Option<(usize, usize)> {
+    if !matches!(before(h, p), Some(b' ' | b'\t')) {
+        return None;
+    }
+    let opt = h.get(p..e)?;
+    if opt == b"-p" {
+        // Attached value only: `-p 3306` and `-P3306` are ports.
+        if matches!(at(h, e), None | Some(b' ' | b'\t' | b'\n')) {
+            return None;
+        }
+        let mut buf = [0u8; WINDOW];
+        let w = lookback(h, p, &mut buf);
+        if !(contains(w, b"mysql") || contains(w, b"mariadb")) {
+            return None;
+        }
+        let (s, end) = argument(h, e)?;
+        return password_like(&h[s..end]).then_some((s, end));
+    }
+    if opt[1] == b'u' && &h[p..e] != b"-u " {
+        // `-U` is another option.
+        return None;
+    }
+    let (s, end) = argument(h, e)?;
+    let v = &h[s..end];
+    let colon = v.iter().position(|&b| b == b':')?;
+    let user = &v[..colon];
+    if user.is_empty() || user.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let ps = s + colon + 1;
+    password_like(&h[ps..end]).then_some((ps, end))
 }
 
 /// Words that may sit between a password word and the password in prose.

@@ -10,7 +10,13 @@ use std::net::Ipv6Addr;
 
 use super::text::{WINDOW, at, before, digit_run, is_alnum, last_words, lookback, number};
 
-const VERSION_WORDS: [&[u8]; 12] = [
+const VERSION_WORDS: [&[u8]; 18] = [
+    b"deploy",
+    b"deployed",
+    b"deploying",
+    b"rolled",
+    b"rollout",
+    b"rolling",
     b"version",
     b"ver",
     b"v",
@@ -24,20 +30,41 @@ const VERSION_WORDS: [&[u8]; 12] = [
     b"patch",
     b"app",
 ];
-const LINKS: [&[u8]; 5] = [b"to", b"from", b"is", b"of", b"at"];
+const LINKS: [&[u8]; 6] = [b"to", b"from", b"is", b"of", b"at", b"out"];
 
 fn is_version_word(w: &[u8]) -> bool {
     VERSION_WORDS.contains(&w) || w.ends_with(b"_version") || w.ends_with(b"version")
 }
 
-/// True when the words before `start` introduce a version rather than an address.
+/// True when the words before `start` introduce a version rather than an address: a
+/// version word (`version`, `build`, `release`, `deploy rolled out`), a letter word right
+/// before a slash (`ios/8.22.8.32`, a client or package version), or a YAML `value:`
+/// under a version name (`- name: APP_VERSION` on the line above).
 fn version_context(h: &[u8], start: usize) -> bool {
+    // `user@host`: the word before names a user, whatever it is (`ssh deploy@...`).
+    if before(h, start) == Some(b'@') {
+        return false;
+    }
+    if before(h, start) == Some(b'/')
+        && matches!(start.checked_sub(2).and_then(|i| at(h, i)), Some(b) if b.is_ascii_alphabetic())
+    {
+        return true;
+    }
     let mut buf = [0u8; WINDOW];
     let w = lookback(h, start, &mut buf);
     let mut words = last_words(w, 2);
     match words.next() {
         Some(last) if is_version_word(last) => true,
         Some(last) if LINKS.contains(&last) => words.next().is_some_and(is_version_word),
+        Some(b"value") => {
+            // The name on the line above (`- name: APP_VERSION`).
+            let line = start - w.len();
+            let mut prev = [0u8; WINDOW];
+            line > 0
+                && last_words(lookback(h, line - 1, &mut prev), 1)
+                    .next()
+                    .is_some_and(is_version_word)
+        }
         _ => false,
     }
 }

@@ -1,7 +1,11 @@
 //! Telephone numbers: North American (`702.289.9674`, `201-774-9863`, `(617) 554-8108`,
 //! `415 555 0134`, with a trunk or country prefix `1-415-555-0134`, `1 (415) 555-0134`,
 //! `+1 313 398 6888`, `+1 415-555-0134`, `+1-415-994-4612`, the prefix inside the span)
-//! and international (`+44 20 7946 0667`, `+33 1 88 19 68 63`, `+49 30 46909496`).
+//! and international (`+44 20 7946 0667`, `+33 1 88 19 68 63`, `+49 30 46909496`,
+//! `+49 (0)40 7003575`, `+91-9738918935`). National numbers without `+` (`07116 490137`,
+//! `0221/453508`, `090-1349-8124`, `(11) 96092-6902`, `13653358547`: 7 to 15 digits in
+//! groups) only when the nearest cue of their label is a phone word (`Tel.`, `M:`,
+//! `Natel`, `電話番号`, `手机`, `휴대전화`...).
 //!
 //! North American numbers need an area code and exchange starting 2-9; the space-separated
 //! form must stand alone (no digit group right before or after it, so it is not a piece of
@@ -55,8 +59,72 @@ const PHONE_WORDS: [&[u8]; 36] = [
     "携帯".as_bytes(),
 ];
 
+/// Words that introduce a national number (one written without `+` and country code,
+/// `0221/453508`, `090-1349-8124`): the [`PHONE_WORDS`] and a few more (`M:`, `Natel`,
+/// `電話番号`, `手机`, `휴대전화`...). Such a number needs one as the nearest cue of its
+/// label.
+const NATIONAL_WORDS: [&[u8]; 56] = [
+    b"phone",
+    b"phones",
+    b"telephone",
+    b"tel",
+    b"tele",
+    b"telefon",
+    b"telefone",
+    b"telefono",
+    "teléfono".as_bytes(),
+    "tél".as_bytes(),
+    b"cell",
+    b"cellphone",
+    b"mobile",
+    b"mob",
+    b"mobil",
+    "móvil".as_bytes(),
+    b"movil",
+    b"handy",
+    b"portable",
+    b"fax",
+    b"call",
+    b"called",
+    b"callback",
+    b"caller",
+    b"ph",
+    b"text",
+    b"sms",
+    b"whatsapp",
+    b"dial",
+    b"reach",
+    b"hotline",
+    b"landline",
+    b"celular",
+    b"cellulare",
+    "電話".as_bytes(),
+    "携帯".as_bytes(),
+    b"m",
+    b"t",
+    b"tlf",
+    b"tfno",
+    b"telefoon",
+    b"natel",
+    b"line",
+    b"contact",
+    "電話番号".as_bytes(),
+    "携帯電話".as_bytes(),
+    "手机".as_bytes(),
+    "手机号".as_bytes(),
+    "电话".as_bytes(),
+    "联系电话".as_bytes(),
+    "전화".as_bytes(),
+    "전화번호".as_bytes(),
+    "휴대전화".as_bytes(),
+    "휴대폰".as_bytes(),
+    "연락처".as_bytes(),
+    b"gsm",
+];
+
 /// Words naming identifiers that look like phone numbers.
-const NOT_PHONE: [&[u8]; 54] = [
+const NOT_PHONE: [&[u8]; 55] = [
+    b"error",
     b"order",
     b"orders",
     b"invoice",
@@ -131,6 +199,97 @@ fn not_a_phone(h: &[u8], start: usize) -> bool {
     }
 }
 
+/// True when the nearest cue of the label before `start` introduces a phone number.
+fn phone_label(h: &[u8], start: usize) -> bool {
+    if matches!(before(h, start), Some(b'/' | b'_' | b'#')) {
+        return false;
+    }
+    nearest_cue(h, start, &NATIONAL_WORDS, &NOT_PHONE) == Some(Cue::Own)
+}
+
+/// Digit groups from `i` separated by single spaces, dashes, dots or slashes, with `seen`
+/// digits already counted: the ends where the number may stop with 7 to 15 digits in
+/// all, longest first, that end cleanly. Every group has two digits or more (`5.13.2.232`
+/// is a version); a number of one group needs a trunk `0` or 10 to 12 digits (an 8-digit
+/// record number is not a phone); the North American and SSN shapes (`ddd-ddd-dddd`
+/// with area 2-9, `ddd-dd-dddd`) are left to their own recognizers, which have judged
+/// them already (`010 930 2918` is not North American, so it is read here).
+fn national_groups(h: &[u8], start: usize, seen: usize, first_max: usize) -> Option<usize> {
+    let mut i = start;
+    let mut ends = [0usize; 8];
+    let mut count = 0;
+    let mut total = seen;
+    let mut max = first_max;
+    let mut groups = 0;
+    let mut shape = [0usize; 3];
+    let mut seps = 0u8;
+    loop {
+        let n = digit_run(h, i, max);
+        if n < 2 || n > max || total + n > 15 {
+            break;
+        }
+        if let Some(g) = shape.get_mut(groups) {
+            *g = n;
+        }
+        groups += 1;
+        total += n;
+        i += n;
+        let single_ok = groups > 1 || seen > 0 || at(h, start) == Some(b'0') || n >= 10;
+        if total >= 7 && single_ok && count < ends.len() {
+            ends[count] = i;
+            count += 1;
+        }
+        max = 8;
+        match at(h, i) {
+            Some(b @ (b' ' | b'-' | b'.' | b'/')) if matches!(at(h, i + 1), Some(b) if b.is_ascii_digit()) =>
+            {
+                seps |= match b {
+                    b' ' => 1,
+                    b'-' => 2,
+                    b'.' => 4,
+                    _ => 8,
+                };
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    let end = ends[..count].iter().rev().find_map(|&e| closed(h, e))?;
+    let judged = seen == 0
+        && (nanp_digit(at(h, start)) || shape[1] == 2)
+        && end == ends[count - 1]
+        && groups == 3
+        && seps.count_ones() == 1
+        && matches!(shape, [3, 3, 4] | [3, 2, 4]);
+    (!judged).then_some(end)
+}
+
+/// A national number (no `+`, often a trunk `0`) at the digit `p`, only after a phone
+/// label: `07116 490137`, `0221/453508`, `01 05 87 16 97`, `06-32497666`,
+/// `090-1349-8124`, `13653358547`; 7 to 15 digits.
+pub(crate) fn national_at_digit(h: &[u8], p: usize) -> Option<usize> {
+    if matches!(before(h, p), Some(b'-' | b'.' | b'/' | b'+' | b'$')) {
+        return None;
+    }
+    let end = national_groups(h, p, 0, 12)?;
+    phone_label(h, p).then_some(end)
+}
+
+/// A national number with a parenthesised area code at the `(` at `p`: `(11) 96092-6902`,
+/// `(02) 9034 2011`, only after a phone label.
+fn paren_national(h: &[u8], p: usize) -> Option<usize> {
+    let n = digit_run(h, p + 1, 5);
+    if !(1..=5).contains(&n) || at(h, p + 1 + n) != Some(b')') {
+        return None;
+    }
+    let mut i = p + 2 + n;
+    if at(h, i) == Some(b' ') {
+        i += 1;
+    }
+    let end = national_groups(h, i, n, 8)?;
+    phone_label(h, p).then_some(end)
+}
+
 fn nanp_digit(b: Option<u8>) -> bool {
     matches!(b, Some(b'2'..=b'9'))
 }
@@ -198,8 +357,10 @@ pub(crate) fn nanp_at_digit(h: &[u8], p: usize) -> Option<usize> {
 
 /// `(ddd) ddd-dddd` at the `(` at `p`.
 pub(crate) fn at_paren(h: &[u8], p: usize) -> Option<usize> {
-    let end = paren_nanp(h, p)?;
-    (!not_a_phone(h, p)).then_some(end)
+    match paren_nanp(h, p) {
+        Some(end) => (!not_a_phone(h, p)).then_some(end),
+        None => paren_national(h, p),
+    }
 }
 
 fn paren_nanp(h: &[u8], p: usize) -> Option<usize> {
@@ -287,14 +448,29 @@ pub(crate) fn at_plus(h: &[u8], p: usize) -> Option<usize> {
         } else {
             (0, 0)
         };
-        let n = digit_run(h, end + 1 + open, 8);
-        if n == 0 || n > 8 || total + n > 15 || groups >= 7 {
+        // The first group may be a whole national number (`+91-9738918935`).
+        let max = if groups == 1 && open == 0 { 12 } else { 8 };
+        let n = digit_run(h, end + 1 + open, max);
+        if n == 0 || n > max || total + n > 15 || groups >= 7 {
             break;
         }
         if close == 1 && at(h, end + 1 + open + n) != Some(b')') {
             break;
         }
-        let next = end + 1 + open + n + close;
+        let mut next = end + 1 + open + n + close;
+        // The trunk `(0)` written inside an international number: `+49 (0)40 7003575`.
+        if close == 1
+            && n == 1
+            && at(h, end + 2) == Some(b'0')
+            && matches!(at(h, next), Some(b) if b.is_ascii_digit())
+        {
+            let m = digit_run(h, next, 8);
+            if m > 8 || total + 1 + m > 15 {
+                break;
+            }
+            total += m;
+            next += m;
+        }
         if matches!(at(h, next), Some(b) if b.is_ascii_alphabetic()) {
             break;
         }

@@ -38,6 +38,7 @@ enum Trigger {
     Bearer,
     Basic,
     Url,
+    Cli,
     Keyword(keyword::Topic),
 }
 
@@ -113,6 +114,9 @@ impl Scanner {
         add("bearer", Trigger::Bearer);
         add("basic", Trigger::Basic);
         add("://", Trigger::Url);
+        for o in credential::CLI_OPTIONS {
+            add(o, Trigger::Cli);
+        }
         for (k, topic) in keyword::KEYWORDS {
             add(k, Trigger::Keyword(topic));
         }
@@ -393,6 +397,14 @@ impl Scanner {
                 }
                 None => e,
             },
+            Trigger::Cli => match credential::cli(h, p, e) {
+                Some((s, end)) => {
+                    value(out, s, end, DataType::SECRET);
+                    end
+                }
+                // Resume right after the `-`: a keyword may start there (`db-password`).
+                None => p + 1,
+            },
             Trigger::Keyword(topic) => {
                 if let Some((s, end)) = keyword::extent(h, p, e, topic) {
                     out.push(Finding {
@@ -439,7 +451,10 @@ fn digit(text: &str, h: &[u8], p: usize, tables: &mut Tables, out: &mut Vec<Find
         }
     }
     if let Some(end) = ssn::at_digit(h, p) {
-        value(out, p, end, DataType::SSN);
+        // An SSN-shaped value under an identifier column (`Part no.`) is that identifier.
+        if !tables.id_column(h, p, end) {
+            value(out, p, end, DataType::SSN);
+        }
         return end;
     }
     if let Some(end) = phone::nanp_at_digit(h, p) {
@@ -452,6 +467,10 @@ fn digit(text: &str, h: &[u8], p: usize, tables: &mut Tables, out: &mut Vec<Find
     }
     if let Some(end) = card::at_digit(h, p) {
         value(out, p, end, DataType::CREDIT_CARD);
+        return end;
+    }
+    if let Some(end) = phone::national_at_digit(h, p) {
+        value(out, p, end, DataType::PHONE);
         return end;
     }
     match money::at_digit(h, p) {

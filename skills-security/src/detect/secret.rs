@@ -76,7 +76,7 @@ pub(crate) const PREFIXES: [(&str, Prefix); 30] = [
 ];
 
 /// Key names whose assigned values are credentials (matched inside identifiers, any case).
-pub(crate) const KEYWORDS: [&str; 15] = [
+pub(crate) const KEYWORDS: [&str; 17] = [
     "password",
     "passwd",
     "pwd",
@@ -92,6 +92,8 @@ pub(crate) const KEYWORDS: [&str; 15] = [
     "private_key",
     "credential",
     "auth_key",
+    "accountkey",
+    "sharedaccesskey",
 ];
 
 /// The longest search for something that may not come (a closing quote or tag).
@@ -130,6 +132,32 @@ pub(crate) fn at_prefix(h: &[u8], p: usize, prefix: &str, kind: Prefix) -> Optio
         return None;
     }
     let i = p + pl;
+    let found = token_at(h, p, i, kind)?;
+    // A placeholder after a real prefix (`sk_live_XXXXXXXXXXXXXXXX`): a run of one
+    // repeated character. PEM and JWT bodies are base64 of structured data, where such
+    // runs are real.
+    if !matches!(kind, Prefix::Pem | Prefix::Jwt) && repeated_run(&h[i.min(found.1)..found.1], 8) {
+        return None;
+    }
+    Some(found)
+}
+
+/// True when `v` holds a run of at least `n` copies of one letter or digit.
+fn repeated_run(v: &[u8], n: usize) -> bool {
+    let mut len = 0;
+    let mut prev = 0u8;
+    for &b in v {
+        len = if b == prev { len + 1 } else { 1 };
+        prev = b;
+        if len >= n && is_alnum(b) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The token of `kind` whose prefix is `p..i`.
+fn token_at(h: &[u8], p: usize, i: usize, kind: Prefix) -> Option<(usize, usize)> {
     match kind {
         Prefix::Aws => {
             let n = run(h, i, 17, |b| b.is_ascii_uppercase() || b.is_ascii_digit());
@@ -294,6 +322,14 @@ pub(crate) fn credential_like(v: &[u8]) -> bool {
         b"your_",
         b"your-",
         b"redacted",
+        b"change_me",
+        b"change-me",
+        b"replace_me",
+        b"replace-me",
+        b"[hidden]",
+        b"os.environ",
+        b"process.env",
+        b"getenv(",
     ] {
         if contains(lower, marker) {
             return false;

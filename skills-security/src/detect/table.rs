@@ -52,6 +52,8 @@ struct Table {
     fields: usize,
     /// Bit `i`: column `i` is a birth column.
     birth: u64,
+    /// Bit `i`: column `i` holds identifiers (`Part no.`, `SKU`, `Code`, `ID`...).
+    ids: u64,
     /// The end of the last line known to be a row of this table.
     rows_to: usize,
 }
@@ -136,15 +138,62 @@ fn is_header(line: &[u8], delim: u8) -> bool {
     })
 }
 
-fn birth_columns(line: &[u8], delim: u8) -> u64 {
-    let mut mask = 0u64;
+/// Header words that mark a column of identifiers (an SSN-shaped value there is a part
+/// number, not an SSN).
+const ID_COLUMNS: [&[u8]; 16] = [
+    b"part",
+    b"sku",
+    b"code",
+    b"id",
+    b"item",
+    b"product",
+    b"serial",
+    b"order",
+    b"ref",
+    b"reference",
+    b"model",
+    b"article",
+    b"artikel",
+    b"teilenummer",
+    b"artikelnummer",
+    b"catalog",
+];
+
+/// Header words that keep a column an SSN column whatever else it says.
+const SSN_COLUMNS: [&[u8]; 3] = [b"ssn", b"social", b"soc"];
+
+fn is_id_header(f: &[u8]) -> bool {
+    let mut id = false;
+    for w in super::text::last_words(f, 3) {
+        let mut buf = [0u8; 16];
+        let Some(lw) = buf.get_mut(..w.len()) else {
+            continue;
+        };
+        for (o, b) in lw.iter_mut().zip(w) {
+            *o = b.to_ascii_lowercase();
+        }
+        let lw = &*lw;
+        if SSN_COLUMNS.contains(&lw) {
+            return false;
+        }
+        id |= ID_COLUMNS.contains(&lw);
+    }
+    id
+}
+
+/// The birth-column and identifier-column masks of a header line.
+fn header_columns(line: &[u8], delim: u8) -> (u64, u64) {
+    let mut birth = 0u64;
+    let mut ids = 0u64;
     for (i, f) in line.split(|&b| b == delim).enumerate().take(64) {
         let f = unquote(f);
         if ends_in_key(f, &BIRTH_COLUMNS) {
-            mask |= 1 << i;
+            birth |= 1 << i;
+        } else if is_id_header(f) {
+            ids |= 1 << i;
         }
     }
-    mask
+    (birth, ids)
 }
 
 /// True when every line from the end of the known table's rows to the line starting at
@@ -172,6 +221,17 @@ impl Tables {
     /// True when the date at `start..end` is a whole field of a table row whose column
     /// header names a date of birth.
     pub(crate) fn birth_column(&mut self, h: &[u8], start: usize, end: usize) -> bool {
+        self.columns(h, start, end).0
+    }
+
+    /// True when the value at `start..end` is a whole field of a table row whose column
+    /// header names an identifier (`Part no.`, `SKU`, `Code`, `ID`...).
+    pub(crate) fn id_column(&mut self, h: &[u8], start: usize, end: usize) -> bool {
+        self.columns(h, start, end).1
+    }
+
+    /// Whether the field at `start..end` is in a birth column and in an identifier column.
+    fn columns(&mut self, h: &[u8], start: usize, end: usize) -> (bool, bool) {
         // The field's own delimiters first: they rule out most dates at no cost.
         let open = field_open(h, start, start.saturating_sub(MAX_LINE));
         let close = field_close(h, end);
@@ -180,28 +240,31 @@ impl Tables {
             (Some(d), Some(c)) if is_delim(d) && c == d => d,
             (Some(d), Some(b'\n') | None) if is_delim(d) => d,
             (None | Some(b'\n'), Some(c)) if is_delim(c) => c,
-            _ => return false,
+            _ => return (false, false),
         };
         let (Some(ls), Some(le)) = (line_start(h, open), line_end(h, close)) else {
-            return false;
+            return (false, false);
         };
         let (count, index) = fields(&h[ls..le], delim, open - ls);
         if count < 2 || index >= 64 {
-            return false;
+            return (false, false);
         }
-        let birth = match self.known {
-            Some(t) if t.delim == delim && t.fields == count && rows_between(h, t, ls) => t.birth,
+        let (birth, ids) = match self.known {
+            Some(t) if t.delim == delim && t.fields == count && rows_between(h, t, ls) => {
+                (t.birth, t.ids)
+            }
             _ => self.find_header(h, ls, delim, count),
         };
         if let Some(t) = &mut self.known {
             t.rows_to = le;
         }
-        birth & (1 << index) != 0
+        (birth & (1 << index) != 0, ids & (1 << index) != 0)
     }
 
     /// Walks up from the row starting at `ls` to the top of its block and reads the header
-    /// there; remembers the table either way. Returns the birth-column mask.
-    fn find_header(&mut self, h: &[u8], ls: usize, delim: u8, count: usize) -> u64 {
+    /// there; remembers the table either way. Returns the birth- and identifier-column
+    /// masks.
+    fn find_header(&mut self, h: &[u8], ls: usize, delim: u8, count: usize) -> (u64, u64) {
         // The walks of one scan read at most about the text's length in all (text that
         // keeps switching tables, say two delimiters on every row, cannot make each date
         // walk the whole block again).
@@ -221,18 +284,19 @@ impl Tables {
             lines += 1;
         }
         let header = line_end(h, top).map_or(&[][..], |e| &h[top..e]);
-        let birth = if top < ls && is_header(header, delim) {
-            birth_columns(header, delim)
+        let (birth, ids) = if top < ls && is_header(header, delim) {
+            header_columns(header, delim)
         } else {
-            0
+            (0, 0)
         };
         self.known = Some(Table {
             delim,
             fields: count,
             birth,
+            ids,
             rows_to: ls,
         });
-        birth
+        (birth, ids)
     }
 }
 
