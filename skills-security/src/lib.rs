@@ -56,7 +56,7 @@
 //! * [`classify`]: [`DataClass`], [`DataType`], [`Classifier`], JSON classification.
 //! * [`detect`]: [`Detector`], [`Finding`], [`Recognizer`].
 //! * [`trust`]: [`TrustLevel`], [`Clearance`], [`TrustedSources`].
-//! * [`sanitize`]: [`Sanitizer`], [`Execution`], [`AuditRecord`] (what one execution
+//! * [`sanitize`]: [`Sanitizer`], [`Execution`], [`DataAccess`] (what one execution
 //!   contributes to its audit record).
 //! * [`sandbox`]: the [`Sandbox`] trait, [`SandboxConfig`] presets per trust level,
 //!   [`ProcessSandbox`] (Linux isolation that holds when the host is root; fails closed),
@@ -103,7 +103,7 @@ pub use sandbox::{
     Outcome, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, ScriptedSandbox, Status, Tier,
 };
 pub use sanitize::{
-    AuditRecord, Execution, OutputIssue, Sanitized, SanitizedJson, Sanitizer, SecurityFlag,
+    DataAccess, Execution, OutputIssue, Sanitized, SanitizedJson, Sanitizer, SecurityFlag,
     ValidatedOutput,
 };
 pub use trust::{

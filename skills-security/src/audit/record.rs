@@ -2,7 +2,7 @@
 //! the conventions the usage log relies on.
 //!
 //! Two names meet here: the store's [`AuditRecord`] (the full row of seed 000's
-//! `skill_audit_log`) and the sanitizer's [`DataAccess`](crate::sanitize::AuditRecord)
+//! `skill_audit_log`) and the sanitizer's [`DataAccess`](crate::sanitize::DataAccess)
 //! (the data-access part one execution contributes). [`execution_record`] builds the first
 //! from the second, so the data-access fields are never typed twice.
 //!
@@ -19,7 +19,7 @@ use skills_store_traits::UserId;
 use skills_store_traits::audit::AuditRecord;
 
 use super::encoding::canonical_json;
-use crate::sanitize::AuditRecord as DataAccess;
+use crate::sanitize::DataAccess;
 
 /// The error code of a timed-out execution.
 pub const TIMEOUT: &str = "timeout";

@@ -172,7 +172,7 @@ impl fmt::Display for SecurityFlag {
 /// The data-access part of the audit record of seed 000, section 1.6.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-pub struct AuditRecord {
+pub struct DataAccess {
     /// The execution.
     pub execution: String,
     /// The skill's trust level.
@@ -517,9 +517,9 @@ impl<'s> Execution<'s> {
     }
 
     /// The audit record's data-access fields so far.
-    pub fn audit(&self) -> AuditRecord {
+    pub fn audit(&self) -> DataAccess {
         let requested: Vec<DataClass> = self.requested.iter().copied().collect();
-        AuditRecord {
+        DataAccess {
             execution: self.id.clone(),
             skill_trust_level: self.trust,
             data_classes_granted: requested
