@@ -60,46 +60,14 @@ const PHONE_WORDS: [&[u8]; 36] = [
 ];
 
 /// Words that introduce a national number (one written without `+` and country code,
-/// `0221/453508`, `090-1349-8124`): the [`PHONE_WORDS`] and a few more (`M:`, `Natel`,
-/// `電話番号`, `手机`, `휴대전화`...). Such a number needs one as the nearest cue of its
-/// label.
-const NATIONAL_WORDS: [&[u8]; 56] = [
-    b"phone",
-    b"phones",
-    b"telephone",
-    b"tel",
-    b"tele",
-    b"telefon",
-    b"telefone",
-    b"telefono",
-    "teléfono".as_bytes(),
-    "tél".as_bytes(),
-    b"cell",
-    b"cellphone",
-    b"mobile",
-    b"mob",
-    b"mobil",
-    "móvil".as_bytes(),
-    b"movil",
-    b"handy",
-    b"portable",
-    b"fax",
-    b"call",
-    b"called",
-    b"callback",
-    b"caller",
-    b"ph",
-    b"text",
-    b"sms",
-    b"whatsapp",
-    b"dial",
-    b"reach",
-    b"hotline",
-    b"landline",
-    b"celular",
-    b"cellulare",
-    "電話".as_bytes(),
-    "携帯".as_bytes(),
+/// `0221/453508`, `090-1349-8124`): the [`PHONE_WORDS`] and [`NATIONAL_EXTRA`]. Such a
+/// number needs one as the nearest cue of its label.
+const NATIONAL_WORDS: [&[u8]; PHONE_WORDS.len() + NATIONAL_EXTRA.len()] =
+    concat(PHONE_WORDS, NATIONAL_EXTRA);
+
+/// The words beyond [`PHONE_WORDS`] that may introduce a national number (`M:`, `Natel`,
+/// `電話番号`, `手机`, `휴대전화`...), cues for national numbers only.
+const NATIONAL_EXTRA: [&[u8]; 20] = [
     b"m",
     b"t",
     b"tlf",
@@ -121,6 +89,24 @@ const NATIONAL_WORDS: [&[u8]; 56] = [
     "연락처".as_bytes(),
     b"gsm",
 ];
+
+/// Two word lists as one, at compile time.
+const fn concat<const A: usize, const B: usize, const C: usize>(
+    a: [&'static [u8]; A],
+    b: [&'static [u8]; B],
+) -> [&'static [u8]; C] {
+    let mut out: [&'static [u8]; C] = [b""; C];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < C {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
 
 /// Words naming identifiers that look like phone numbers.
 const NOT_PHONE: [&[u8]; 55] = [
