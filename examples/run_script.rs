@@ -126,10 +126,11 @@ async fn execute(args: &Args) -> Value {
     let files: Vec<String> = skill.files().iter().map(|f| f.path.clone()).collect();
     let sandbox = ProcessSandbox::new();
     let approvals = Approvals::new(std::sync::Arc::new(NonInteractive(args.approve)));
-    let mut config = SandboxConfig::for_trust(args.trust);
-    if let Some(timeout) = args.timeout {
-        config.timeout = timeout;
-    }
+    let config = match args.timeout {
+        // with_timeout also keeps the CPU limit within the new wall-clock limit.
+        Some(timeout) => SandboxConfig::for_trust(args.trust).with_timeout(timeout),
+        None => SandboxConfig::for_trust(args.trust),
+    };
     let scratch = std::env::temp_dir();
     let runner = ScriptRunner::new(
         &sandbox,
