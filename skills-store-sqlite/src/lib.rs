@@ -1,9 +1,9 @@
 //! An embedded durable store for agent skills: every `skills-store-traits` trait on SQLite.
 //!
-//! [`SqliteStore`] implements [`SkillStore`], [`AuditStore`], [`TrustStore`], [`PlanStore`]
-//! and [`MemoryStore`] on one SQLite file, with SQLite compiled in (nothing to install). It
-//! passes the same conformance suite as the in-memory stores, so it is a drop-in durable
-//! replacement for them.
+//! [`SqliteStore`] implements [`SkillStore`], [`AuditStore`], [`TrustStore`], [`PlanStore`],
+//! [`MemoryStore`], [`PackageStore`] and [`LearningStore`] on one SQLite file, with SQLite
+//! compiled in (nothing to install). It passes the same conformance suite as the in-memory
+//! stores, so it is a drop-in durable replacement for them.
 //!
 //! - **Schema.** Seed 002 section 2 and seed 000 section 5, with a tenant column everywhere
 //!   and a user column on per-user tables, the seeds' indexes and uniqueness (per tenant),
@@ -56,10 +56,14 @@
 //! [`TrustStore`]: skills_store_traits::TrustStore
 //! [`PlanStore`]: skills_store_traits::PlanStore
 //! [`MemoryStore`]: skills_store_traits::MemoryStore
+//! [`PackageStore`]: skills_store_traits::PackageStore
+//! [`LearningStore`]: skills_store_traits::LearningStore
 
 mod audit;
 mod error;
+mod learning;
 mod memory;
+mod packages;
 mod plans;
 mod rows;
 mod schema;

@@ -10,6 +10,10 @@
 //! parent. Deleting a skill cascades to its files and assignments, and deleting a plan to its
 //! working memory, as seed 002 section 2 declares.
 //!
+//! Version 4 adds installed packages (a version's files are one JSON column, read whole
+//! for a rollback; ratings cascade with their version, versions with their package) and the
+//! learning engine's sequences and patterns.
+//!
 //! `PRAGMA user_version` is the number of migrations applied. Opening applies the missing
 //! ones in one transaction; a file from a newer version of this crate is refused untouched.
 
@@ -23,7 +27,7 @@ use crate::worker::transaction;
 
 /// Migration `n` (from 1) takes the schema from version `n - 1` to `n`. Never edit one that
 /// has shipped; add the next.
-pub(crate) const MIGRATIONS: &[&str] = &[SKILLS, RECORDS, AGENT_MEMORY];
+pub(crate) const MIGRATIONS: &[&str] = &[SKILLS, RECORDS, AGENT_MEMORY, PACKAGES_AND_LEARNING];
 
 /// The schema version this crate writes.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -258,6 +262,93 @@ CREATE TABLE memory_preferences (
 ) STRICT;
 "#;
 
+/// Version 4: installed packages with their versions and ratings (issue 9; seed 003's
+/// marketplace tables folded per tenant), and the learning engine's executed sequences and
+/// patterns (seed 003 `skill_learning_patterns`).
+const PACKAGES_AND_LEARNING: &str = r#"
+CREATE TABLE skill_packages (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    skill_id TEXT NOT NULL CHECK (skill_id <> ''),
+    name TEXT NOT NULL CHECK (name <> ''),
+    source_json TEXT NOT NULL,
+    current_version TEXT NOT NULL,
+    trust_level TEXT NOT NULL CHECK (trust_level <> ''),
+    digest TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    installed_by TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, id)
+) STRICT;
+CREATE UNIQUE INDEX idx_packages_name ON skill_packages (tenant_id, name);
+CREATE UNIQUE INDEX idx_packages_skill ON skill_packages (tenant_id, skill_id);
+
+CREATE TABLE skill_package_versions (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    package_id TEXT NOT NULL,
+    version TEXT NOT NULL CHECK (version <> ''),
+    digest TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    file_digests_json TEXT NOT NULL,
+    files_json TEXT NOT NULL,
+    scripts_json TEXT NOT NULL,
+    permissions_json TEXT NOT NULL,
+    scan_report_json TEXT NOT NULL,
+    publisher TEXT,
+    changelog TEXT,
+    deprecated TEXT,
+    approved INTEGER NOT NULL CHECK (approved IN (0, 1)),
+    created_at INTEGER NOT NULL,
+    created_by TEXT,
+    UNIQUE (tenant_id, package_id, version),
+    FOREIGN KEY (tenant_id, package_id) REFERENCES skill_packages (tenant_id, id) ON DELETE CASCADE
+) STRICT;
+
+CREATE TABLE skill_package_ratings (
+    tenant_id TEXT NOT NULL,
+    package_id TEXT NOT NULL,
+    version TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    stars INTEGER NOT NULL CHECK (stars BETWEEN 1 AND 5),
+    rated_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, package_id, version, user_id),
+    FOREIGN KEY (tenant_id, package_id, version)
+        REFERENCES skill_package_versions (tenant_id, package_id, version) ON DELETE CASCADE
+) STRICT, WITHOUT ROWID;
+
+-- `seq` keeps recording order, which breaks ties between equal timestamps.
+CREATE TABLE learning_sequences (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    tenant_id TEXT NOT NULL,
+    task_type TEXT NOT NULL CHECK (task_type <> ''),
+    steps_json TEXT NOT NULL,
+    success INTEGER NOT NULL CHECK (success IN (0, 1)),
+    recorded_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX idx_learning_sequences_time ON learning_sequences (tenant_id, recorded_at, seq);
+
+CREATE TABLE learning_patterns (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    pattern_hash TEXT NOT NULL CHECK (pattern_hash <> ''),
+    kind TEXT NOT NULL CHECK (kind IN ('sequence', 'retry', 'composite')),
+    skills_json TEXT NOT NULL,
+    task_types_json TEXT NOT NULL,
+    frequency INTEGER NOT NULL,
+    success_rate REAL NOT NULL CHECK (success_rate BETWEEN 0 AND 1),
+    status TEXT NOT NULL CHECK (status IN ('detected', 'validated', 'converted', 'dismissed')),
+    draft_skill_id TEXT,
+    first_seen INTEGER NOT NULL,
+    last_seen INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, pattern_hash)
+) STRICT;
+CREATE INDEX idx_learning_patterns_status ON learning_patterns (tenant_id, status, kind);
+"#;
+
 /// How SQLite syncs commits to disk (`PRAGMA synchronous`), in write-ahead-log mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -379,6 +470,57 @@ mod tests {
         assert!(update.unwrap_err().to_string().contains("append-only"));
         let delete = conn.execute("DELETE FROM skill_audit_log", []);
         assert!(delete.unwrap_err().to_string().contains("append-only"));
+    }
+
+    /// A version-3 file gains the package and learning tables, keeps its rows, and the new
+    /// tables enforce their rules in SQL itself: ratings of 1 to 5 stars only, and deleting a
+    /// package deletes its versions and their ratings.
+    #[test]
+    fn version_4_adds_packages_with_cascades_and_checks() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        migrate_to(&mut conn, 3).unwrap();
+        conn.execute_batch(
+            "INSERT INTO memory_preferences VALUES ('p', 't', 'u', 'c', 'k', '1', 0, 0)",
+        )
+        .unwrap();
+        migrate_to(&mut conn, 4).unwrap();
+        conn.execute_batch(
+            "INSERT INTO skill_packages VALUES ('p1', 't', 's1', 'pdf', '{}', '1.0.0', \
+             'community', 'd', 'clean', NULL, 0, 0);
+             INSERT INTO skill_package_versions VALUES ('v1', 't', 'p1', '1.0.0', 'd', 'clean', \
+             '{}', '[]', '[]', '[]', 'null', NULL, NULL, NULL, 0, 0, NULL);
+             INSERT INTO skill_package_ratings VALUES ('t', 'p1', '1.0.0', 'alice', 5, 0);",
+        )
+        .unwrap();
+        let six = conn.execute(
+            "INSERT INTO skill_package_ratings VALUES ('t', 'p1', '1.0.0', 'bob', 6, 0)",
+            [],
+        );
+        assert!(six.is_err(), "stars outside 1 to 5 are refused");
+        let orphan = conn.execute(
+            "INSERT INTO skill_package_ratings VALUES ('t', 'p1', '9.9.9', 'bob', 3, 0)",
+            [],
+        );
+        assert!(orphan.is_err(), "a rating needs its version");
+        let other_tenant = conn.execute(
+            "INSERT INTO skill_package_versions VALUES ('v2', 'x', 'p1', '2.0.0', 'd', 'c', \
+             '{}', '[]', '[]', '[]', 'null', NULL, NULL, NULL, 0, 0, NULL)",
+            [],
+        );
+        assert!(
+            other_tenant.is_err(),
+            "a version cannot join another tenant's package"
+        );
+        conn.execute("DELETE FROM skill_packages WHERE id = 'p1'", [])
+            .unwrap();
+        let count = |table: &str| -> i64 {
+            conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(count("skill_package_versions"), 0);
+        assert_eq!(count("skill_package_ratings"), 0);
+        assert_eq!(count("memory_preferences"), 1, "version-3 rows are kept");
     }
 
     #[test]

@@ -171,6 +171,36 @@ pub enum Violation {
     /// A team or agent id that names no team or agent the host knows (checked where the
     /// host's directory is available, e.g. `skills-catalog`'s `Catalog::assign`).
     UnknownScopeTarget,
+    /// A version that is not a canonical semantic version (`1.2.3`, `2.0.0-rc.1+build.5`;
+    /// no leading `v`, no leading zeros).
+    Version,
+    /// A digest that is not `sha256:` followed by 64 lowercase hex digits.
+    DigestFormat,
+    /// A digest that does not match the content it describes.
+    DigestMismatch,
+    /// A list with more entries than its limit (files of a package version, steps of a
+    /// sequence).
+    TooMany {
+        /// How many were given.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A value (a changelog, a scan report) over its size limit.
+    TooLarge {
+        /// Its size in bytes.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A status change the record's life cycle does not allow (a converted learning pattern
+    /// going back to detected).
+    Transition {
+        /// The status the change starts from.
+        from: &'static str,
+        /// The status it asked for.
+        to: &'static str,
+    },
 }
 
 impl fmt::Display for Violation {
@@ -213,6 +243,22 @@ impl fmt::Display for Violation {
                 f.write_str("belongs to a plugin skill, which only its plugin may change")
             }
             Violation::UnknownScopeTarget => f.write_str("names no known team or agent"),
+            Violation::Version => f.write_str(
+                "must be a semantic version such as 1.2.3 (no leading `v`, no leading zeros)",
+            ),
+            Violation::DigestFormat => {
+                f.write_str("must be `sha256:` followed by 64 lowercase hex digits")
+            }
+            Violation::DigestMismatch => f.write_str("does not match the content"),
+            Violation::TooMany { count, limit } => {
+                write!(f, "has {count} entries; the limit is {limit}")
+            }
+            Violation::TooLarge { bytes, limit } => {
+                write!(f, "is {bytes} bytes; the limit is {limit}")
+            }
+            Violation::Transition { from, to } => {
+                write!(f, "cannot change from `{from}` to `{to}`")
+            }
         }
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! Durable records are the source of truth for a skills platform (seed 002 section 3): skills
 //! with their supporting files and assignments, the audit trail, trust history, execution
-//! plans with their working memory, and agent memory. This crate defines one object-safe
-//! async trait per kind of record, so a host can back each with its own database:
+//! plans with their working memory, agent memory, installed packages and what the learning
+//! engine remembers. This crate defines one object-safe async trait per kind of record, so a
+//! host can back each with its own database:
 //!
 //! | trait | records |
 //! |---|---|
@@ -12,6 +13,8 @@
 //! | [`TrustStore`] | trust history per user and skill (`skill_trust_history`) |
 //! | [`PlanStore`] | execution plans and their working memory |
 //! | [`MemoryStore`] | agent memory: episodes, facts, procedures, preferences |
+//! | [`PackageStore`] | installed packages: versions with their content, the current one, deprecation, approval, ratings |
+//! | [`LearningStore`] | executed skill sequences and the learning patterns found in them |
 //!
 //! Every record belongs to a tenant ([`TenantId`]), and the records of per-user tables to a
 //! user ([`UserScope`]); no call reads or changes another tenant's or user's records.
@@ -38,7 +41,9 @@
 pub mod audit;
 pub mod error;
 pub mod in_memory;
+pub mod learning;
 pub mod memory;
+pub mod packages;
 pub mod plans;
 pub mod skills;
 pub mod tenancy;
@@ -51,7 +56,9 @@ pub mod conformance;
 
 pub use audit::AuditStore;
 pub use error::{Error, Result, Violation};
+pub use learning::LearningStore;
 pub use memory::MemoryStore;
+pub use packages::PackageStore;
 pub use plans::PlanStore;
 pub use skills::{
     AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill,

@@ -20,7 +20,9 @@
 )]
 
 pub mod audit;
+pub mod learning;
 pub mod memory;
+pub mod packages;
 pub mod plans;
 pub mod skills;
 pub mod trust;

@@ -3,14 +3,18 @@
 //! `.await`) and keeps nothing after it is dropped.
 
 mod audit;
+mod learning;
 mod lock;
 mod memory;
+mod packages;
 mod plans;
 mod skills;
 mod trust;
 
 pub use audit::InMemoryAuditStore;
+pub use learning::InMemoryLearningStore;
 pub use memory::InMemoryMemoryStore;
+pub use packages::InMemoryPackageStore;
 pub use plans::InMemoryPlanStore;
 pub use skills::InMemorySkillStore;
 pub use trust::InMemoryTrustStore;
