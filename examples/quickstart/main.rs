@@ -3,12 +3,18 @@
 //! Discovers the skills shipped in `examples/skills/`, prints what it found (with every
 //! diagnostic), registers them beside a native Rust skill, checks the dependency graph and
 //! layer rules, initializes everything in dependency order and reports health. Then it puts
-//! the same skills into the embedded SQLite store, assigns them, records each store in an
-//! audit chain, resolves them for an agent and syncs them into a temporary sandbox directory.
+//! the same skills into the embedded SQLite store, assigns them, records each store on the
+//! tenant's tamper-evident audit chain, resolves them for an agent and syncs them into a
+//! temporary sandbox directory. Last ([`orchestrate`]), it classifies and sanitizes a CRM
+//! note, lets a scripted model pick three skills for a task, plans them, approves the plan,
+//! runs them (one a referenced script in the process sandbox, after its own approval),
+//! prints every progress event and verifies the audit chain.
 //!
 //! The store is a file that outlives the run: `SKILLS_QUICKSTART_DB` if set, otherwise
 //! `<target dir>/quickstart/skills.sqlite3`. Run the demo twice and the second run finds the
 //! first run's audit records (and re-imports the skills over themselves).
+
+mod orchestrate;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,9 +25,10 @@ use skills::catalog::portable::{self, ImportOptions, OnClash};
 use skills::catalog::{LocalSandboxFs, Resolver, sync_agent};
 use skills::core::registry::{BoxError, HealthStatus, NativeSkill, SkillRegistry};
 use skills::core::{Discovery, LoadOptions};
+use skills::security::AuditTrail;
 use skills::sqlite::SqliteStore;
-use skills::store::audit::{AuditRecord, AuditStore};
-use skills::store::{NewAssignment, SkillRecord, SkillStore, TenantId, validate};
+use skills::store::audit::AuditRecord;
+use skills::store::{NewAssignment, SkillRecord, SkillStore, TenantId};
 
 /// The layer-1 gateway skill the `web-research` skill depends on, implemented in Rust.
 struct ApiClient;
@@ -149,35 +156,24 @@ fn run(out: &mut impl Write, database: &Path) -> std::io::Result<()> {
     let health = futures::executor::block_on(registry.health());
     writeln!(out, "  health: {}", health.overall)?;
 
-    futures::executor::block_on(catalog(out, &skill_dirs, database))
+    // The process sandbox supervises its children with tokio; everything else runs on any
+    // executor.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(catalog(out, &skill_dirs, &root, database))
 }
 
 fn io_error(error: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(error.to_string())
 }
 
-/// The audit chain the demo appends to.
-const CHAIN: &str = "quickstart";
-/// The `previous_hash` of a chain's first record.
-const GENESIS: &str = "genesis";
-
-/// A stand-in for the chain hashing `skills-security` will own: SHA-256 of the record's
-/// JSON with `previous_hash` set and `entry_hash` empty.
-fn seal(mut record: AuditRecord, previous: &str) -> Result<AuditRecord, serde_json::Error> {
-    record.previous_hash = previous.to_owned();
-    record.entry_hash = String::new();
-    record.entry_hash = validate::checksum(&serde_json::to_string(&record)?);
-    Ok(record)
-}
-
-/// Appends an audit record of storing `skill` to the demo's chain.
+/// Appends an audit record of storing `skill` to the tenant's chain.
 async fn audit_stored(
-    store: &SqliteStore,
+    trail: &AuditTrail,
     tenant: &TenantId,
     skill: &SkillRecord,
 ) -> std::io::Result<()> {
-    let head = store.head(tenant, CHAIN).await.map_err(io_error)?;
-    let head = head.map(|h| h.entry_hash);
     let mut record = AuditRecord::new(
         "quickstart",
         &skill.id,
@@ -188,40 +184,8 @@ async fn audit_stored(
     );
     record.agent_id = Some("agent-1".to_owned());
     record.trigger_reason = Some("stored by the quickstart".to_owned());
-    let record = seal(record, head.as_deref().unwrap_or(GENESIS)).map_err(io_error)?;
-    store
-        .append(tenant, CHAIN, record, head.as_deref())
-        .await
-        .map_err(io_error)?;
+    trail.append(tenant, record).await.map_err(io_error)?;
     Ok(())
-}
-
-/// Walks the whole chain: every link and every hash. Returns its length.
-async fn verify_chain(store: &SqliteStore, tenant: &TenantId) -> std::io::Result<u64> {
-    let mut previous = GENESIS.to_owned();
-    let mut walked = 0;
-    loop {
-        let page = store
-            .read_range(tenant, CHAIN, walked + 1, 500)
-            .await
-            .map_err(io_error)?;
-        if page.is_empty() {
-            return Ok(walked);
-        }
-        for entry in page {
-            let resealed = seal(entry.record.clone(), &previous).map_err(io_error)?;
-            if entry.record.previous_hash != previous
-                || resealed.entry_hash != entry.record.entry_hash
-            {
-                return Err(io_error(format!(
-                    "audit entry {} does not verify",
-                    entry.sequence
-                )));
-            }
-            previous = entry.record.entry_hash;
-            walked = entry.sequence;
-        }
-    }
 }
 
 /// Stores the skills in the SQLite file, assigns them, audits each store, resolves them for
@@ -229,12 +193,14 @@ async fn verify_chain(store: &SqliteStore, tenant: &TenantId) -> std::io::Result
 async fn catalog(
     out: &mut impl Write,
     skill_dirs: &[PathBuf],
+    skills_root: &Path,
     database: &Path,
 ) -> std::io::Result<()> {
     if let Some(dir) = database.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let store = SqliteStore::open(database).await.map_err(io_error)?;
+    let trail = AuditTrail::new(Arc::new(store.clone()));
     let tenant = TenantId::new("demo");
     // A second run finds the first run's skills: import over them.
     let options = ImportOptions::on_clash(OnClash::Overwrite);
@@ -243,7 +209,7 @@ async fn catalog(
         "\nCatalog (SQLite store {}, tenant `demo`):",
         database.display()
     )?;
-    let before = store.head(&tenant, CHAIN).await.map_err(io_error)?;
+    let before = trail.head(&tenant).await.map_err(io_error)?;
     let before = before.map_or(0, |head| head.sequence);
     writeln!(out, "  audit records before this run: {before}")?;
     for (index, dir) in skill_dirs.iter().enumerate() {
@@ -263,7 +229,7 @@ async fn catalog(
             Ok(_) | Err(skills::store::Error::Conflict { .. }) => {}
             Err(error) => return Err(io_error(error)),
         }
-        audit_stored(&store, &tenant, &imported.skill).await?;
+        audit_stored(&trail, &tenant, &imported.skill).await?;
         writeln!(
             out,
             "  stored {} ({} files), assigned {}",
@@ -301,12 +267,19 @@ async fn catalog(
         outsider.unchanged.join(", "),
         outsider.removed.join(", ")
     )?;
-    let after = verify_chain(&store, &tenant).await?;
+    let verification = trail.verify(&tenant).await.map_err(io_error)?;
+    if !verification.is_intact() {
+        return Err(io_error(format!(
+            "the audit chain is broken: {:?}",
+            verification.broken
+        )));
+    }
     writeln!(
         out,
-        "  audit records after this run: {after}, chain verified ({after} links and hashes)"
+        "  audit records so far: {}, chain verified ({0} links and hashes)",
+        verification.checked
     )?;
-    Ok(())
+    orchestrate::orchestrate(out, &trail, &store, resolution, skills_root).await
 }
 
 #[cfg(test)]
@@ -341,7 +314,57 @@ mod tests {
         assert!(out.contains("agent-2 (no team) keeps changelog-writer, pdf-tools and loses git-commit-helper, web-research"), "{out}");
         assert!(out.contains("audit records before this run: 0"), "{out}");
         assert!(
-            out.contains("audit records after this run: 4, chain verified"),
+            out.contains("audit records so far: 4, chain verified"),
+            "{out}"
+        );
+
+        // The orchestration half: the note sanitized per trust level, three skills chosen
+        // by the scripted model, planned in two groups, approved, run, audited.
+        assert!(
+            out.contains("a user skill sees: Call with Dana Whitfield ([EMAIL_001], [PHONE_001])"),
+            "{out}"
+        );
+        assert!(
+            out.contains("a community skill sees: [GENERAL_001]"),
+            "{out}"
+        );
+        assert!(!out.contains("dana.whitfield@"), "{out}");
+        assert!(out.contains("plan_created: 1. web-research, 2. pdf-tools, 3. changelog-writer (approval needed: true)"), "{out}");
+        let events: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.trim().split([':', ' ']).next())
+            .filter(|w| {
+                w.starts_with("step_")
+                    || w.starts_with("group_")
+                    || *w == "synthesis"
+                    || *w == "plan_created"
+            })
+            .collect();
+        assert_eq!(events.first(), Some(&"plan_created"), "{out}");
+        assert_eq!(events.last(), Some(&"synthesis"), "{out}");
+        assert_eq!(
+            events.iter().filter(|e| **e == "group_starting").count(),
+            2,
+            "{out}"
+        );
+        assert!(out.contains("web-research complete: 2.4 adds SSO"), "{out}");
+        assert!(out.contains("changelog-writer complete: ## 2.4"), "{out}");
+        let sandboxed = skills::security::sandbox::ProcessSandbox::new()
+            .probe()
+            .tier
+            .is_some();
+        if sandboxed {
+            // The referenced script really ran, in the sandbox, after its approval.
+            assert!(
+                out.contains("pdf-tools complete: usage: extract_text.py"),
+                "{out}"
+            );
+            assert!(out.contains("status: Completed"), "{out}");
+        } else {
+            assert!(out.contains("pdf-tools failed"), "{out}");
+        }
+        assert!(
+            out.contains("audit: 3 records from this task, chain of 7 verified: intact"),
             "{out}"
         );
 
@@ -351,16 +374,17 @@ mod tests {
         super::run(&mut again, &database).unwrap();
         let again = String::from_utf8(again).unwrap();
         assert!(
-            again.contains("audit records before this run: 4"),
-            "{again}"
-        );
-        assert!(
             again.contains("stored pdf-tools (2 files), assigned"),
             "{again}"
         );
         assert!(
-            again.contains("audit records after this run: 8, chain verified"),
+            again.contains("audit records before this run: 7"),
             "{again}"
         );
+        assert!(
+            again.contains("audit records so far: 11, chain verified"),
+            "{again}"
+        );
+        assert!(again.contains("chain of 14 verified: intact"), "{again}");
     }
 }

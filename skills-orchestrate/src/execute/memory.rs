@@ -1,0 +1,320 @@
+//! Working memory (seed 000 section 2.4): what a step hands to the steps after it.
+//!
+//! A step's output becomes a [`MemoryEntry`]: a summary no longer than the skill's
+//! [`Verbosity`](crate::context::Verbosity) allows (300, 800 or 1,500 tokens; 500 when not
+//! declared), plus the artifacts, extracted facts and next-step hints the step reported. A
+//! dependent step's input is its dependencies' entries, in plan order, after the task input.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use skills_store_traits::plans::{NewStep, StepStatus, StepUpdate, WorkingMemoryEntry};
+
+use crate::llm::{TokenCounter, TokenUsage};
+
+/// A fact a step learned, as a triple (seed 000 section 2.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractedFact {
+    /// What it is about.
+    pub subject: String,
+    /// The relation.
+    pub predicate: String,
+    /// The value.
+    pub object: String,
+}
+
+impl ExtractedFact {
+    /// A fact.
+    pub fn new(
+        subject: impl Into<String>,
+        predicate: impl Into<String>,
+        object: impl Into<String>,
+    ) -> Self {
+        ExtractedFact {
+            subject: subject.into(),
+            predicate: predicate.into(),
+            object: object.into(),
+        }
+    }
+}
+
+/// What one attempt of a skill produced, before it is checked.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StepOutput {
+    /// The answer.
+    pub text: String,
+    /// Files and the like it produced.
+    pub artifacts: Vec<String>,
+    /// Facts it learned.
+    pub extracted_facts: Vec<ExtractedFact>,
+    /// What the next step should know.
+    pub next_step_hints: Vec<String>,
+    /// Tokens it used.
+    pub usage: TokenUsage,
+}
+
+impl StepOutput {
+    /// An output of `text` alone.
+    pub fn text(text: impl Into<String>) -> Self {
+        StepOutput {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds an artifact.
+    pub fn artifact(mut self, artifact: impl Into<String>) -> Self {
+        self.artifacts.push(artifact.into());
+        self
+    }
+
+    /// Adds a fact.
+    pub fn fact(mut self, fact: ExtractedFact) -> Self {
+        self.extracted_facts.push(fact);
+        self
+    }
+
+    /// Adds a next-step hint.
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.next_step_hints.push(hint.into());
+        self
+    }
+
+    /// Sets the token usage.
+    pub fn usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// Reads a model's answer: the structured JSON object of the default output format when
+    /// the answer is one (a `summary` string at least), else the whole text.
+    pub fn from_answer(answer: &str) -> Self {
+        #[derive(Deserialize)]
+        struct Structured {
+            summary: String,
+            #[serde(default)]
+            artifacts: Vec<String>,
+            #[serde(default)]
+            extracted_facts: Vec<ExtractedFact>,
+            #[serde(default)]
+            next_step_hints: Vec<String>,
+        }
+        let trimmed = answer.trim();
+        let json = trimmed
+            .strip_prefix("```json")
+            .or_else(|| trimmed.strip_prefix("```"))
+            .and_then(|rest| rest.strip_suffix("```"))
+            .unwrap_or(trimmed);
+        match serde_json::from_str::<Structured>(json) {
+            Ok(s) => StepOutput {
+                text: s.summary,
+                artifacts: s.artifacts,
+                extracted_facts: s.extracted_facts,
+                next_step_hints: s.next_step_hints,
+                usage: TokenUsage::default(),
+            },
+            Err(_) => StepOutput::text(answer),
+        }
+    }
+}
+
+/// One completed step's working memory (seed 000 section 2.4's entry).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MemoryEntry {
+    /// The step's number in the plan.
+    pub step: u32,
+    /// The step's id.
+    pub step_id: String,
+    /// The skill it ran.
+    pub skill_id: String,
+    /// The summary handed on, within the skill's verbosity.
+    pub summary: String,
+    /// Artifacts.
+    pub artifacts: Vec<String>,
+    /// Extracted facts.
+    pub extracted_facts: Vec<ExtractedFact>,
+    /// Next-step hints.
+    pub next_step_hints: Vec<String>,
+}
+
+impl MemoryEntry {
+    /// The entry as a dependent step's input reads it.
+    pub fn render(&self) -> String {
+        let mut text = format!(
+            "Step {} ({}, skill {}):\n{}",
+            self.step, self.step_id, self.skill_id, self.summary
+        );
+        if !self.artifacts.is_empty() {
+            text.push_str("\nArtifacts: ");
+            text.push_str(&self.artifacts.join(", "));
+        }
+        for fact in &self.extracted_facts {
+            text.push_str(&format!(
+                "\nFact: {} | {} | {}",
+                fact.subject, fact.predicate, fact.object
+            ));
+        }
+        for hint in &self.next_step_hints {
+            text.push_str("\nHint: ");
+            text.push_str(hint);
+        }
+        text
+    }
+
+    /// The stored form of a completed step.
+    pub(crate) fn new_step(&self) -> NewStep {
+        let mut step = NewStep::new(self.step, self.skill_id.clone());
+        step.status = StepStatus::Complete;
+        step.summary = Some(self.summary.clone());
+        step.artifacts = to_value(&self.artifacts);
+        step.extracted_facts = to_value(&self.extracted_facts);
+        step.next_step_hints = to_value(&self.next_step_hints);
+        step
+    }
+
+    /// The update that records a completed step.
+    pub(crate) fn update(&self) -> StepUpdate {
+        let mut update = StepUpdate::new()
+            .status(StepStatus::Complete)
+            .summary(self.summary.clone());
+        update.artifacts = Some(to_value(&self.artifacts));
+        update.extracted_facts = Some(to_value(&self.extracted_facts));
+        update.next_step_hints = Some(to_value(&self.next_step_hints));
+        update
+    }
+
+    /// Reads a stored entry back (resume). Payloads that do not parse read as empty.
+    pub(crate) fn from_stored(step_id: &str, stored: &WorkingMemoryEntry) -> Self {
+        MemoryEntry {
+            step: stored.step_number,
+            step_id: step_id.to_owned(),
+            skill_id: stored.skill_id.clone(),
+            summary: stored.summary.clone().unwrap_or_default(),
+            artifacts: from_value(&stored.artifacts),
+            extracted_facts: from_value(&stored.extracted_facts),
+            next_step_hints: from_value(&stored.next_step_hints),
+        }
+    }
+}
+
+fn to_value<T: Serialize>(items: &[T]) -> Value {
+    serde_json::to_value(items).unwrap_or(Value::Array(Vec::new()))
+}
+
+fn from_value<T: serde::de::DeserializeOwned>(value: &Value) -> Vec<T> {
+    serde_json::from_value(value.clone()).unwrap_or_default()
+}
+
+/// How summaries longer than the skill's verbosity are shortened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SummaryMode {
+    /// Ask the model (when the executor has one) for a summary within the limit; fall back
+    /// to truncation when there is no model, the call fails, or the summary is blocked.
+    #[default]
+    Model,
+    /// Cut the text deterministically at the limit.
+    Truncate,
+}
+
+/// The marker ending a truncated summary.
+pub const TRUNCATION_MARKER: &str = " […]";
+
+/// The longest prefix of `text`, cut at a char boundary, that costs at most `max_tokens`
+/// with [`TRUNCATION_MARKER`] appended (the whole text when it fits). Deterministic.
+pub fn truncate_to_tokens(text: &str, max_tokens: usize, counter: &dyn TokenCounter) -> String {
+    if counter.count(text) <= max_tokens {
+        return text.to_owned();
+    }
+    let room = max_tokens.saturating_sub(counter.count(TRUNCATION_MARKER));
+    // Binary search over byte offsets, snapped to char boundaries: O(log n) counts.
+    let (mut low, mut high) = (0usize, text.len());
+    while low < high {
+        let mid = floor_boundary(text, low + (high - low).div_ceil(2));
+        if mid <= low {
+            break;
+        }
+        if counter.count(&text[..mid]) <= room {
+            low = mid
+        } else {
+            high = mid - 1
+        }
+    }
+    let cut = floor_boundary(text, low);
+    let kept = text[..cut].trim_end();
+    format!("{kept}{TRUNCATION_MARKER}")
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::EstimatedTokens;
+    use proptest::prelude::*;
+
+    #[test]
+    fn structured_answers_are_read_and_plain_ones_kept() {
+        let answer = r#"```json
+{"summary": "3 accounts", "artifacts": ["out.csv"], "extracted_facts": [{"subject": "ACME", "predicate": "renews", "object": "May"}], "next_step_hints": ["use out.csv"]}
+```"#;
+        let output = StepOutput::from_answer(answer);
+        assert_eq!(output.text, "3 accounts");
+        assert_eq!(output.artifacts, ["out.csv"]);
+        assert_eq!(
+            output.extracted_facts,
+            [ExtractedFact::new("ACME", "renews", "May")]
+        );
+        assert_eq!(output.next_step_hints, ["use out.csv"]);
+        assert_eq!(
+            StepOutput::from_answer("{\"other\": 1}").text,
+            "{\"other\": 1}"
+        );
+    }
+
+    #[test]
+    fn stored_entries_read_back() {
+        let entry = MemoryEntry {
+            step: 2,
+            step_id: "b".into(),
+            skill_id: "s".into(),
+            summary: "done".into(),
+            artifacts: vec!["a.txt".into()],
+            extracted_facts: vec![ExtractedFact::new("x", "y", "z")],
+            next_step_hints: vec!["h".into()],
+        };
+        let new = entry.new_step();
+        // The record is non-exhaustive: build it the way a store hands it back.
+        let stored: WorkingMemoryEntry = serde_json::from_value(serde_json::json!({
+            "id": "1", "plan_id": "p", "step_number": new.step_number, "skill_id": new.skill_id,
+            "status": new.status, "summary": new.summary, "artifacts": new.artifacts,
+            "extracted_facts": new.extracted_facts, "next_step_hints": new.next_step_hints,
+            "created_at": 0, "updated_at": 0,
+        }))
+        .unwrap();
+        assert_eq!(MemoryEntry::from_stored("b", &stored), entry);
+    }
+
+    proptest! {
+        #[test]
+        fn truncation_fits_and_is_a_prefix(text in "\\PC{0,600}", max in 1usize..80) {
+            let counter = EstimatedTokens;
+            let cut = truncate_to_tokens(&text, max, &counter);
+            if counter.count(&text) <= max {
+                prop_assert_eq!(&cut, &text);
+            } else {
+                let kept = cut.strip_suffix(TRUNCATION_MARKER).unwrap_or(&cut);
+                prop_assert!(text.starts_with(kept));
+                prop_assert!(counter.count(&cut) <= max.max(counter.count(TRUNCATION_MARKER)));
+            }
+        }
+    }
+}

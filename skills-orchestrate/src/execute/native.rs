@@ -1,0 +1,93 @@
+//! Skills written in Rust: the [`NativeSkill`] trait and the registry the executor looks
+//! them up in.
+//!
+//! Not to be confused with `skills_core::registry::NativeSkill`, which covers a Rust skill's
+//! life cycle (initialization, health); this trait is how one runs as a plan step.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::memory::StepOutput;
+use super::retry::StepError;
+
+/// What a native skill is given: the same isolated view an instruction skill's model gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SkillInput {
+    /// The plan step's id.
+    pub step_id: String,
+    /// The skill's id.
+    pub skill_id: String,
+    /// Which attempt this is, from 1.
+    pub attempt: u32,
+    /// The step's briefing.
+    pub briefing: String,
+    /// The input data (the task input and the dependencies' working memory), sanitized for
+    /// the skill's trust level.
+    pub input: String,
+    /// The rendered sub-agent context (`<task>`, `<skill_instructions>`, `<input_data>`,
+    /// `<output_format>`) within the execution budget.
+    pub context: String,
+}
+
+/// A skill implemented in Rust, run as a plan step. Object safe; hosts register an
+/// `Arc<dyn NativeSkill>` by name with the executor.
+///
+/// Its output is checked like any other: a value it was not cleared for, or a made-up
+/// token, blocks the step.
+///
+/// ```
+/// use async_trait::async_trait;
+/// use skills_orchestrate::execute::{NativeSkill, SkillInput, StepError, StepOutput};
+///
+/// struct Shout;
+///
+/// #[async_trait]
+/// impl NativeSkill for Shout {
+///     async fn run(&self, input: &SkillInput) -> Result<StepOutput, StepError> {
+///         Ok(StepOutput::text(input.briefing.to_uppercase()))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait NativeSkill: Send + Sync {
+    /// Runs one attempt. Return [`StepError::transient`] for a failure worth retrying.
+    async fn run(&self, input: &SkillInput) -> Result<StepOutput, StepError>;
+}
+
+/// Native skills by name.
+#[derive(Clone, Default)]
+pub struct NativeSkills {
+    skills: BTreeMap<String, Arc<dyn NativeSkill>>,
+}
+
+impl fmt::Debug for NativeSkills {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.skills.keys()).finish()
+    }
+}
+
+impl NativeSkills {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers `skill` under `name` (replacing any earlier one).
+    pub fn register(&mut self, name: impl Into<String>, skill: Arc<dyn NativeSkill>) {
+        self.skills.insert(name.into(), skill);
+    }
+
+    /// The skill registered under `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn NativeSkill>> {
+        self.skills.get(name)
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.skills.keys().map(String::as_str)
+    }
+}
