@@ -26,8 +26,12 @@ pub struct PlanStepDisplay {
     pub skill: String,
     /// What it does.
     pub description: String,
-    /// The ids of the steps that may run at the same time (same parallel group).
+    /// The ids of the steps that may run at the same time (same parallel group), at most
+    /// [`MAX_PARALLEL_SHOWN`](crate::plan::MAX_PARALLEL_SHOWN) of them.
     pub can_parallelize: Vec<String>,
+    /// How many steps may run at the same time as this one, named or not.
+    #[serde(default)]
+    pub parallel_count: usize,
 }
 
 /// A plan as the user sees it (the `plan_created` shape of section 3.2).
@@ -135,6 +139,7 @@ impl ProgressEvent {
                     "skill": s.skill,
                     "description": s.description,
                     "can_parallelize": s.can_parallelize,
+                    "parallel_count": s.parallel_count,
                 })).collect::<Vec<_>>(),
                 "estimated_time": plan.estimated_duration_ms,
                 "requires_approval": plan.requires_approval,
@@ -302,6 +307,7 @@ mod tests {
                     skill: "crm-lookup".into(),
                     description: "Find the account".into(),
                     can_parallelize: vec!["s2".into()],
+                    parallel_count: 1,
                 }],
                 estimated_duration_ms: 1500,
                 requires_approval: true,

@@ -810,3 +810,19 @@ fn a_plan_whose_steps_cannot_be_stored_is_not_left_behind() {
         assert!(left.is_empty());
     });
 }
+
+#[test]
+fn a_wide_group_is_displayed_in_linear_size() {
+    use skills_orchestrate::plan::MAX_PARALLEL_SHOWN;
+    let specs: Vec<StepSpec> = (0..500)
+        .map(|i| StepSpec::new(format!("s{i:03}"), "noop", "no-op"))
+        .collect();
+    let plan = block_on(Planner::new().plan("wide", specs)).unwrap();
+    let display = plan.display();
+    assert_eq!(display.steps.len(), 500);
+    for step in &display.steps {
+        assert_eq!(step.parallel_count, 499);
+        assert_eq!(step.can_parallelize.len(), MAX_PARALLEL_SHOWN);
+        assert!(!step.can_parallelize.contains(&step.step_id));
+    }
+}

@@ -189,9 +189,19 @@ impl ExecutionPlan {
             .steps
             .iter()
             .map(|step| {
-                let can_parallelize = group_of
-                    .get(step.id.as_str())
-                    .map(|group| group.iter().filter(|id| **id != step.id).cloned().collect())
+                let group = group_of.get(step.id.as_str());
+                let parallel_count = group.map_or(0, |group| group.len().saturating_sub(1));
+                // A group of k steps would list k(k-1) ids in all; past the cap the count
+                // says how many there are, so a wide plan's display stays linear in size.
+                let can_parallelize = group
+                    .map(|group| {
+                        group
+                            .iter()
+                            .filter(|id| **id != step.id)
+                            .take(MAX_PARALLEL_SHOWN)
+                            .cloned()
+                            .collect()
+                    })
                     .unwrap_or_default();
                 PlanStepDisplay {
                     step: step.number,
@@ -199,6 +209,7 @@ impl ExecutionPlan {
                     skill: step.skill.clone(),
                     description: step.briefing.clone(),
                     can_parallelize,
+                    parallel_count,
                 }
             })
             .collect();
@@ -210,3 +221,7 @@ impl ExecutionPlan {
         }
     }
 }
+
+/// How many of a step's parallel siblings [`ExecutionPlan::display`] names; the rest are
+/// counted in [`PlanStepDisplay::parallel_count`].
+pub const MAX_PARALLEL_SHOWN: usize = 16;
