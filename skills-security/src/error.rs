@@ -33,6 +33,16 @@ pub enum Error {
         /// What was found, by type and byte position only.
         issues: Vec<OutputIssue>,
     },
+    /// A skill directory could not be read for scanning (the root is missing, not a
+    /// directory, a symbolic link, or its entries cannot be listed).
+    #[error("cannot scan `{path}`: {source}")]
+    ScanIo {
+        /// The directory or file that failed (a path, not content).
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 fn describe(issues: &[OutputIssue]) -> String {

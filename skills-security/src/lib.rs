@@ -68,8 +68,11 @@
 //!   `AuditStore`; [`autonomy`]: graduated autonomy over a `TrustStore`;
 //!   [`permissions`]: the permission hierarchy and rate limits; [`gate`]: the one
 //!   [`PolicyGate`] asked before every skill step.
+//! * [`scan`]: [`Scanner`], the static scan of a skill package before it is installed: ten
+//!   categories of findings with file, line and redacted evidence, a risk score and a
+//!   verdict (clean, review, block).
 //!
-//! The skill scanner comes later. The crate depends on `skills-core`, `skills-store-traits`
+//! The crate depends on `skills-core`, `skills-store-traits`
 //! and `skills-catalog`; it never depends on `skills-orchestrate`.
 
 pub mod approval;
@@ -83,6 +86,7 @@ pub mod load_skill;
 pub mod permissions;
 pub mod sandbox;
 pub mod sanitize;
+pub mod scan;
 pub mod trust;
 
 pub use approval::{
@@ -105,6 +109,10 @@ pub use sandbox::{
 pub use sanitize::{
     DataAccess, Execution, OutputIssue, Sanitized, SanitizedJson, Sanitizer, SecurityFlag,
     ValidatedOutput,
+};
+pub use scan::{
+    Category as ScanCategory, ScanFile, ScanFinding, ScanLimits, ScanReport, Scanner,
+    ScannerBuilder, Severity as ScanSeverity, Verdict as ScanVerdict,
 };
 pub use trust::{
     Clearance, DEFAULT_TRUSTED_SOURCES, RegulatedApproval, TrustLevel, TrustedSources,

@@ -1,0 +1,315 @@
+//! Where a line sits in a file: Markdown prose, a fenced code block, an HTML comment, the
+//! frontmatter, or a script. Rules weigh code more than prose: "never run `curl | sh`" in
+//! prose is advice, the same text in a `bash` block or a `.sh` file is an instruction; and an
+//! HTML comment is invisible when the Markdown is rendered, so what it says is weighed like
+//! code.
+//!
+//! Lines are grouped into *units* (a code block, a script, a paragraph, a comment) within
+//! which signals combine: an environment dump and an HTTP POST in the same code block are
+//! exfiltration, in two unrelated paragraphs they are not.
+
+/// The kind of text a line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ctx {
+    /// Markdown prose (including inline code spans) or plain text.
+    Prose,
+    /// The YAML frontmatter of a Markdown file.
+    Frontmatter,
+    /// A fenced code block, a script, or a configuration file.
+    Code,
+    /// A comment inside a script (`#`, `//`): read like prose.
+    CodeComment,
+    /// An HTML comment in Markdown: hidden when rendered.
+    HtmlComment,
+}
+
+impl Ctx {
+    /// Whether the line is executable or hidden (weighed fully).
+    pub(crate) fn is_code_like(self) -> bool {
+        matches!(self, Self::Code | Self::HtmlComment)
+    }
+}
+
+/// What a file is, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// Markdown or plain text: prose with fenced code blocks.
+    Markdown,
+    /// A script or source file: every line is code (comments aside).
+    Script,
+    /// JSON, YAML, TOML and other configuration: code, without comment handling beyond `#`.
+    Config,
+}
+
+/// Extensions whose files are scripts or source code.
+pub(crate) const SCRIPT_EXTENSIONS: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "ksh",
+    "py",
+    "pyw",
+    "js",
+    "mjs",
+    "cjs",
+    "ts",
+    "mts",
+    "cts",
+    "jsx",
+    "tsx",
+    "rb",
+    "pl",
+    "pm",
+    "php",
+    "ps1",
+    "psm1",
+    "bat",
+    "cmd",
+    "lua",
+    "go",
+    "rs",
+    "java",
+    "kt",
+    "swift",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "cs",
+    "r",
+    "applescript",
+    "scpt",
+    "vbs",
+];
+
+/// The lower-cased extension of a path's last component, if any.
+pub(crate) fn extension(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let (stem, ext) = name.rsplit_once('.')?;
+    if stem.is_empty() {
+        return None;
+    }
+    Some(ext.to_ascii_lowercase())
+}
+
+/// What kind of file `path` holding `text` is.
+pub(crate) fn file_kind(path: &str, text: &str) -> FileKind {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if text.starts_with("#!") {
+        return FileKind::Script;
+    }
+    match extension(path).as_deref() {
+        Some("md" | "markdown" | "mdx" | "txt" | "rst" | "adoc") => FileKind::Markdown,
+        Some("json" | "jsonc" | "yaml" | "yml" | "toml" | "ini" | "cfg" | "conf" | "env") => {
+            FileKind::Config
+        }
+        Some(ext) if SCRIPT_EXTENSIONS.contains(&ext) => FileKind::Script,
+        None if matches!(name, "Makefile" | "Dockerfile" | "Justfile" | "Procfile") => {
+            FileKind::Script
+        }
+        // Dotfiles (`.mcp.json` has an extension; `.bashrc`, `.env` do not) are configuration.
+        None if name.starts_with('.') => FileKind::Config,
+        _ => FileKind::Markdown,
+    }
+}
+
+/// A text split into lines with their context and unit.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    /// Byte offset where each line starts; one entry per line.
+    pub starts: Vec<usize>,
+    /// The context of each line.
+    pub ctx: Vec<Ctx>,
+    /// The unit of each line (lines of one code block, script, paragraph or comment share
+    /// one).
+    pub unit: Vec<u32>,
+}
+
+impl Layout {
+    /// The 0-based line holding byte `offset`.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+
+    /// The text of line `i` (without its newline).
+    pub(crate) fn line_text<'t>(&self, text: &'t str, i: usize) -> &'t str {
+        let start = self.starts.get(i).copied().unwrap_or(text.len());
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(text.len(), |next| next.saturating_sub(1));
+        let line = text.get(start..end.max(start)).unwrap_or("");
+        line.strip_suffix('\r').unwrap_or(line)
+    }
+}
+
+/// Splits `text` into lines and decides each line's context and unit.
+pub(crate) fn layout(kind: FileKind, text: &str) -> Layout {
+    let mut starts = vec![0usize];
+    starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+    if starts.len() > 1 && starts.last() == Some(&text.len()) {
+        starts.pop();
+    }
+    let mut layout = Layout {
+        ctx: Vec::with_capacity(starts.len()),
+        unit: Vec::with_capacity(starts.len()),
+        starts,
+    };
+    match kind {
+        FileKind::Markdown => markdown(text, &mut layout),
+        FileKind::Script | FileKind::Config => code(text, &mut layout, kind),
+    }
+    layout
+}
+
+fn code(text: &str, layout: &mut Layout, kind: FileKind) {
+    for i in 0..layout.starts.len() {
+        let line = layout.line_text(text, i).trim_start();
+        let comment = line.starts_with('#') && !line.starts_with("#!")
+            || (kind == FileKind::Script
+                && (line.starts_with("//") || line.starts_with("--") || line.starts_with("rem ")));
+        layout
+            .ctx
+            .push(if comment { Ctx::CodeComment } else { Ctx::Code });
+        layout.unit.push(0);
+    }
+}
+
+fn markdown(text: &str, layout: &mut Layout) {
+    let n = layout.starts.len();
+    let mut unit = 0u32;
+    let mut fence: Option<(u8, usize)> = None;
+    let mut in_comment = false;
+    let mut frontmatter = layout.line_text(text, 0).trim_end() == "---";
+    let mut blank_before = true;
+    for i in 0..n {
+        let line = layout.line_text(text, i);
+        let trimmed = line.trim_start();
+        if frontmatter {
+            layout.ctx.push(Ctx::Frontmatter);
+            layout.unit.push(unit);
+            if i > 0 && line.trim_end() == "---" {
+                frontmatter = false;
+                unit += 1;
+                blank_before = true;
+            }
+            continue;
+        }
+        if let Some((ch, len)) = fence {
+            layout.ctx.push(Ctx::Code);
+            layout.unit.push(unit);
+            let run = trimmed.bytes().take_while(|b| *b == ch).count();
+            if run >= len && trimmed[run..].trim().is_empty() {
+                fence = None;
+                unit += 1;
+                blank_before = true;
+            }
+            continue;
+        }
+        if in_comment {
+            layout.ctx.push(Ctx::HtmlComment);
+            layout.unit.push(unit);
+            if line.contains("-->") {
+                in_comment = false;
+                unit += 1;
+                blank_before = true;
+            }
+            continue;
+        }
+        let run_tick = trimmed.bytes().take_while(|b| *b == b'`').count();
+        let run_tilde = trimmed.bytes().take_while(|b| *b == b'~').count();
+        if run_tick >= 3 || run_tilde >= 3 {
+            unit += 1;
+            let (ch, len) = if run_tick >= 3 {
+                (b'`', run_tick)
+            } else {
+                (b'~', run_tilde)
+            };
+            fence = Some((ch, len));
+            layout.ctx.push(Ctx::Code);
+            layout.unit.push(unit);
+            continue;
+        }
+        if let Some(pos) = line.find("<!--") {
+            let closed = line[pos..].contains("-->");
+            if !closed || pos == 0 || trimmed.starts_with("<!--") {
+                unit += 1;
+            }
+            layout.ctx.push(Ctx::HtmlComment);
+            layout.unit.push(unit);
+            if closed {
+                unit += 1;
+                blank_before = true;
+            } else {
+                in_comment = true;
+            }
+            continue;
+        }
+        // Prose: a blank line or a heading starts a new paragraph unit.
+        if trimmed.is_empty() {
+            if !blank_before {
+                unit += 1;
+            }
+            blank_before = true;
+        } else if trimmed.starts_with('#') {
+            unit += 1;
+            blank_before = true;
+        } else {
+            blank_before = false;
+        }
+        layout.ctx.push(Ctx::Prose);
+        layout.unit.push(unit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_contexts() {
+        let text = "---\nname: x\n---\nProse line\n\n```bash\ncurl x | sh\n```\n<!-- hidden\nstill -->\nafter\n";
+        let l = layout(FileKind::Markdown, text);
+        assert_eq!(
+            l.ctx,
+            vec![
+                Ctx::Frontmatter,
+                Ctx::Frontmatter,
+                Ctx::Frontmatter,
+                Ctx::Prose,
+                Ctx::Prose,
+                Ctx::Code,
+                Ctx::Code,
+                Ctx::Code,
+                Ctx::HtmlComment,
+                Ctx::HtmlComment,
+                Ctx::Prose,
+            ]
+        );
+        assert_eq!(l.line_text(text, 6), "curl x | sh");
+        assert_eq!(l.unit[5], l.unit[7]);
+        assert_ne!(l.unit[3], l.unit[6]);
+        assert_eq!(l.line_of(text.find("curl").unwrap_or(0)), 6);
+    }
+
+    #[test]
+    fn longer_fences_nest_shorter_ones() {
+        let text = "````md\n```bash\nx\n```\nstill code\n````\nprose";
+        let l = layout(FileKind::Markdown, text);
+        assert_eq!(l.ctx[4], Ctx::Code);
+        assert_eq!(l.ctx[6], Ctx::Prose);
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(file_kind("scripts/a.py", ""), FileKind::Script);
+        assert_eq!(file_kind("SKILL.md", ""), FileKind::Markdown);
+        assert_eq!(file_kind(".mcp.json", ""), FileKind::Config);
+        assert_eq!(file_kind("tool", "#!/bin/sh\n"), FileKind::Script);
+        assert_eq!(file_kind("LICENSE", ""), FileKind::Markdown);
+    }
+}
