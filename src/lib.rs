@@ -10,6 +10,7 @@
 //! | `skills-store-sqlite` | [`sqlite`] | every store trait on an embedded SQLite database |
 //! | `skills-catalog` | [`catalog`] | materialization, sandbox sync, the resolver, portable import/export, plugin skills |
 //! | `skills-security` | [`security`] | classification, sanitization, trust, sandboxing, approvals, audit |
+//! | `skills-install` | [`install`] | sources, the install pipeline, digests, versions, publishing |
 //! | `skills-orchestrate` | [`orchestrate`] | planning, execution, working memory, context budgets |
 //!
 //! The most used items of `skills-core` are also re-exported at the top level.
@@ -24,6 +25,7 @@
 
 pub use skills_catalog as catalog;
 pub use skills_core as core;
+pub use skills_install as install;
 pub use skills_orchestrate as orchestrate;
 pub use skills_security as security;
 pub use skills_store_sqlite as sqlite;
