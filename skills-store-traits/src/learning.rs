@@ -9,8 +9,6 @@
 //! stays dismissed however often it recurs, and two reviewers cannot both convert it.
 
 use std::cmp::Ordering;
-use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,46 +22,6 @@ pub const MAX_SEQUENCE_STEPS: usize = 1_000;
 pub const MAX_PATTERN_HASH_CHARS: usize = 128;
 /// The most skills or task types in one pattern.
 pub const MAX_PATTERN_ENTRIES: usize = 1_000;
-
-/// An enum stored as one lowercase word, with `as_str`, `Display` and a `FromStr` that
-/// refuses other words as [`Violation::UnknownValue`] of `$field` (as in `plans.rs`).
-macro_rules! word_enum {
-    ($(#[$meta:meta])* $name:ident, $field:literal, $expected:literal,
-     { $($(#[$vmeta:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "lowercase")]
-        pub enum $name {
-            $($(#[$vmeta])* $variant),+
-        }
-
-        impl $name {
-            /// The stored word.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $word),+
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = Error;
-
-            fn from_str(word: &str) -> Result<Self> {
-                match word {
-                    $($word => Ok($name::$variant),)+
-                    _ => Err(Error::invalid($field, Violation::UnknownValue { expected: $expected })),
-                }
-            }
-        }
-    };
-}
 
 word_enum!(
     /// What kind of recurrence a pattern is (seed 003 `patternType`).

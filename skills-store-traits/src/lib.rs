@@ -38,6 +38,9 @@
 //! # }).unwrap();
 //! ```
 
+#[macro_use]
+mod words;
+
 pub mod audit;
 pub mod error;
 pub mod in_memory;

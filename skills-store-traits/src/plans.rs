@@ -5,55 +5,12 @@
 //! The dependency graph, parallel groups and step payloads are JSON here because their shape
 //! belongs to `skills-orchestrate`; the store keeps them verbatim.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result, Violation};
 use crate::tenancy::{TenantId, UserId, UserScope};
 use crate::time::Timestamp;
-
-/// An enum stored as one lowercase word, with `as_str`, `Display` and a `FromStr` that
-/// refuses other words as [`Violation::UnknownValue`] of `$field`.
-macro_rules! word_enum {
-    ($(#[$meta:meta])* $name:ident, $field:literal, $expected:literal,
-     { $($(#[$vmeta:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "lowercase")]
-        pub enum $name {
-            $($(#[$vmeta])* $variant),+
-        }
-
-        impl $name {
-            /// The stored word.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $word),+
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = Error;
-
-            fn from_str(word: &str) -> Result<Self> {
-                match word {
-                    $($word => Ok($name::$variant),)+
-                    _ => Err(Error::invalid($field, Violation::UnknownValue { expected: $expected })),
-                }
-            }
-        }
-    };
-}
 
 word_enum!(
     /// Where a plan's approval stands.
