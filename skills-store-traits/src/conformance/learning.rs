@@ -2,7 +2,7 @@
 
 use futures::future::join_all;
 
-use super::tenant;
+use super::{assert_invalid, tenant};
 use crate::error::{Error, Violation};
 use crate::learning::{
     ExecutedStep, LearningPattern, LearningStore, MAX_SEQUENCE_STEPS, NewExecutedSequence,
@@ -35,27 +35,6 @@ fn pattern(hash: &str, kind: PatternKind, frequency: u64) -> NewPattern {
         frequency,
         0.75,
     )
-}
-
-#[track_caller]
-fn assert_invalid<T: std::fmt::Debug>(
-    result: crate::Result<T>,
-    field: &str,
-    check: impl Fn(&Violation) -> bool,
-) {
-    match result {
-        Err(Error::Invalid {
-            field: got,
-            violation,
-        }) => {
-            assert_eq!(got, field, "refusal names the wrong field ({violation})");
-            assert!(
-                check(&violation),
-                "unexpected rule for `{field}`: {violation:?}"
-            );
-        }
-        other => panic!("expected Invalid `{field}`, got {other:?}"),
-    }
 }
 
 /// A fresh pattern brought to `status` through allowed moves.

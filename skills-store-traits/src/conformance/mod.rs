@@ -27,6 +27,7 @@ pub mod plans;
 pub mod skills;
 pub mod trust;
 
+use crate::error::{Error, Violation};
 use crate::tenancy::{TenantId, UserId, UserScope};
 use crate::time::new_id;
 
@@ -50,4 +51,26 @@ pub(crate) fn neighbours(scope: &UserScope) -> [UserScope; 2] {
             UserId::new(format!("user-{}", new_id())),
         ),
     ]
+}
+
+/// Asserts `result` is a refusal of `field` under a rule `check` accepts.
+#[track_caller]
+pub(crate) fn assert_invalid<T: std::fmt::Debug>(
+    result: crate::Result<T>,
+    field: &str,
+    check: impl Fn(&Violation) -> bool,
+) {
+    match result {
+        Err(Error::Invalid {
+            field: got,
+            violation,
+        }) => {
+            assert_eq!(got, field, "refusal names the wrong field ({violation})");
+            assert!(
+                check(&violation),
+                "unexpected rule for `{field}`: {violation:?}"
+            );
+        }
+        other => panic!("expected Invalid `{field}`, got {other:?}"),
+    }
 }

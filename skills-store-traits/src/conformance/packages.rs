@@ -3,7 +3,7 @@
 use futures::future::join_all;
 use serde_json::json;
 
-use super::tenant;
+use super::{assert_invalid, tenant};
 use crate::error::{Error, Violation};
 use crate::packages::{
     MAX_PACKAGE_FILES, NewPackage, NewPackageVersion, PackageFile, PackageSource, PackageStore,
@@ -42,27 +42,6 @@ fn package(name: &str, number: &str) -> NewPackage {
     );
     new.installed_by = Some(UserId::new("installer"));
     new
-}
-
-#[track_caller]
-fn assert_invalid<T: std::fmt::Debug>(
-    result: crate::Result<T>,
-    field: &str,
-    check: impl Fn(&Violation) -> bool,
-) {
-    match result {
-        Err(Error::Invalid {
-            field: got,
-            violation,
-        }) => {
-            assert_eq!(got, field, "refusal names the wrong field ({violation})");
-            assert!(
-                check(&violation),
-                "unexpected rule for `{field}`: {violation:?}"
-            );
-        }
-        other => panic!("expected Invalid `{field}`, got {other:?}"),
-    }
 }
 
 #[track_caller]

@@ -2,7 +2,7 @@
 
 use futures::future::join_all;
 
-use super::tenant;
+use super::{assert_invalid, tenant};
 use crate::error::{Error, Violation};
 use crate::skills::{
     AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill, NewSkillFile,
@@ -12,27 +12,6 @@ use crate::validate::checksum;
 
 fn skill(slug: &str) -> NewSkill {
     NewSkill::new(format!("Skill {slug}"), slug, format!("# {slug}\n"))
-}
-
-#[track_caller]
-fn assert_invalid<T: std::fmt::Debug>(
-    result: crate::Result<T>,
-    field: &str,
-    check: impl Fn(&Violation) -> bool,
-) {
-    match result {
-        Err(Error::Invalid {
-            field: got,
-            violation,
-        }) => {
-            assert_eq!(got, field, "refusal names the wrong field ({violation})");
-            assert!(
-                check(&violation),
-                "unexpected rule for `{field}`: {violation:?}"
-            );
-        }
-        other => panic!("expected Invalid `{field}`, got {other:?}"),
-    }
 }
 
 /// Runs every skill-store contract.
