@@ -7,7 +7,7 @@
 //! Threat: a hostile or compromised server answering with an endless or huge body, a
 //! redirect to an internal address, or error statuses meant to confuse. Guarantee: every
 //! request carries the most body bytes the caller will accept
-//! ([`HttpRequest::max_body_bytes`]) so a client can stop early, and [`get`] refuses a
+//! ([`HttpRequest::max_body_bytes`]) so a client can stop early, and the crate's bounded `get` refuses a
 //! longer body anyway; callers accept only the statuses they expect; the npm source refuses
 //! tarball URLs outside its registry's origin.
 

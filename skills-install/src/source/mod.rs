@@ -20,7 +20,7 @@ mod npm;
 use async_trait::async_trait;
 
 pub use archive::ArchiveSource;
-pub use github::GitHubSource;
+pub use github::{DEFAULT_TOPIC, GitHubSource};
 pub use local::LocalSource;
 pub use npm::NpmSource;
 
