@@ -78,6 +78,7 @@
 pub mod approval;
 pub mod audit;
 pub mod autonomy;
+mod base64;
 pub mod classify;
 pub mod detect;
 mod error;

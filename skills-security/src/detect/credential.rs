@@ -8,49 +8,18 @@
 
 use super::secret::{UNBOUNDED, contains, credential_like, lowercase_into, run};
 use super::text::{WINDOW, at, before, is_alnum, lookback};
+use crate::base64::{decode_lenient, strip_padding};
 
 /// Keywords that may introduce a password in prose (see [`prose`]).
 pub(crate) const PASSWORD_WORDS: [&str; 6] =
     ["password", "passwd", "pwd", "pw", "passcode", "passphrase"];
 
-fn b64_value(b: u8) -> Option<u32> {
-    match b {
-        b'A'..=b'Z' => Some(u32::from(b - b'A')),
-        b'a'..=b'z' => Some(u32::from(b - b'a') + 26),
-        b'0'..=b'9' => Some(u32::from(b - b'0') + 52),
-        b'+' | b'-' => Some(62),
-        b'/' | b'_' => Some(63),
-        _ => None,
-    }
-}
-
 /// True when the base64 `v` decodes to text with a `:` (`user:password`).
 fn decodes_to_user_pass(v: &[u8]) -> bool {
-    let body = v
-        .strip_suffix(b"==")
-        .or_else(|| v.strip_suffix(b"="))
-        .unwrap_or(v);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    let mut colon = false;
-    for &b in body {
-        let Some(x) = b64_value(b) else {
-            return false;
-        };
-        acc = (acc << 6) | x;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            let byte = (acc >> bits) & 0xFF;
-            if byte == u32::from(b':') {
-                colon = true;
-            } else if byte < 0x20 || byte == 0x7F {
-                // Credentials are text.
-                return false;
-            }
-        }
-    }
-    colon
+    decode_lenient(strip_padding(v)).is_some_and(|text| {
+        // Credentials are text.
+        text.contains(&b':') && !text.iter().any(|&b| b < 0x20 || b == 0x7F)
+    })
 }
 
 /// The credentials after `Basic ` (keyword ending at `kend`) on an `Authorization` line.

@@ -9,6 +9,7 @@
 use super::context::{FileKind, Layout};
 use super::report::{Category, ScanFinding, Severity};
 use super::rules::RuleSet;
+use crate::base64::{decode_lenient, strip_padding};
 
 /// Shortest run considered: shorter ones are identifiers and words.
 const MIN_BASE64: usize = 20;
@@ -108,14 +109,11 @@ fn decode_run(run: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     // Separators in the middle mean a path or identifier, not base64.
-    let body = run
-        .strip_suffix(b"==")
-        .or_else(|| run.strip_suffix(b"="))
-        .unwrap_or(run);
+    let body = strip_padding(run);
     if body.contains(&b'=') || (body.contains(&b'/') && body.contains(&b'_')) {
         return None;
     }
-    decode_base64(body)
+    decode_lenient(body)
 }
 
 fn decode_hex(run: &[u8]) -> Option<Vec<u8>> {
@@ -130,39 +128,6 @@ fn decode_hex(run: &[u8]) -> Option<Vec<u8>> {
     run.chunks_exact(2)
         .map(|pair| Some(value(pair[0])? << 4 | value(pair[1])?))
         .collect()
-}
-
-/// Standard or URL-safe base64 without padding checks (what `base64 -d` accepts).
-fn decode_base64(body: &[u8]) -> Option<Vec<u8>> {
-    let value = |b: u8| -> Option<u32> {
-        Some(u32::from(match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        }))
-    };
-    if body.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
-    for chunk in body.chunks(4) {
-        let mut acc = 0u32;
-        for (k, &b) in chunk.iter().enumerate() {
-            acc |= value(b)? << (18 - 6 * k);
-        }
-        let [_, b0, b1, b2] = acc.to_be_bytes();
-        out.push(b0);
-        if chunk.len() > 2 {
-            out.push(b1);
-        }
-        if chunk.len() > 3 {
-            out.push(b2);
-        }
-    }
-    Some(out)
 }
 
 fn mostly_printable(s: &str) -> bool {
@@ -185,7 +150,7 @@ mod tests {
     #[test]
     fn decodes_base64_and_hex() {
         assert_eq!(
-            decode_base64(b"aGVsbG8gd29ybGQ").as_deref(),
+            crate::base64::decode_lenient(b"aGVsbG8gd29ybGQ").as_deref(),
             Some(&b"hello world"[..])
         );
         assert_eq!(decode_hex(b"6869").as_deref(), Some(&b"hi"[..]));
