@@ -93,11 +93,19 @@ pub async fn orchestrate(
     // 2. The orchestrator: scripted model, the resolved skills, pdf-tools as a script.
     let model = Arc::new(scripted_model());
     let pdf_dir = skills_root.join("pdf-tools");
-    let pdf_files = vec![
-        "SKILL.md".to_owned(),
-        "references/pdf-notes.md".to_owned(),
-        "scripts/extract_text.py".to_owned(),
-    ];
+    // The files the script may be referenced among: what the resolver lists for pdf-tools.
+    let pdf_files: Vec<String> = resolution
+        .skills
+        .iter()
+        .filter(|skill| skill.id == "pdf-tools")
+        .flat_map(|skill| {
+            skill
+                .supporting_files
+                .iter()
+                .map(|f| f.relative_path.clone())
+        })
+        .chain(["SKILL.md".to_owned()])
+        .collect();
     let provider = Arc::new(
         CatalogSkills::new(resolution)
             .with_store(Arc::new(store.clone()), tenant.clone())
