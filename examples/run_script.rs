@@ -185,6 +185,7 @@ fn merge_outcome(value: &mut Value, outcome: &Outcome) {
         Status::CpuLimit => ("limit", Some("cpu"), None),
         Status::MemoryLimit => ("limit", Some("memory"), None),
         Status::FileSizeLimit => ("limit", Some("file_size"), None),
+        Status::DiskLimit => ("limit", Some("disk"), None),
         Status::OutputLimit => ("limit", Some("output"), None),
         Status::Refused { reason } => ("refused", None, Some(reason.clone())),
         Status::SandboxUnavailable { reason } => {
@@ -198,6 +199,8 @@ fn merge_outcome(value: &mut Value, outcome: &Outcome) {
     value["exit_code"] = json!(outcome.exit_code);
     value["signal"] = json!(outcome.signal);
     value["tier"] = json!(outcome.tier.map(|t| t.as_str()));
+    value["enforcement"] = json!(outcome.enforcement);
+    value["usage"] = json!(outcome.usage);
     if outcome.sha256.is_some() {
         value["sha256"] = json!(outcome.sha256);
     }

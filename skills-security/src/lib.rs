@@ -105,7 +105,8 @@ pub use gate::{Decision, PolicyGate, StepRequest};
 pub use load_skill::{LoadedSkill, ScriptReport, ScriptRunner};
 pub use permissions::{PermissionRule, Permissions, Principal};
 pub use sandbox::{
-    Outcome, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, ScriptedSandbox, Status, Tier,
+    Cgroups, Enforcement, LimitMechanism, Outcome, ProcessSandbox, Sandbox, SandboxConfig,
+    SandboxRequest, ScriptedSandbox, Status, Tier, Usage,
 };
 pub use sanitize::{
     DataAccess, Execution, OutputIssue, Sanitized, SanitizedJson, Sanitizer, SecurityFlag,

@@ -15,7 +15,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use skills_catalog::Resolution;
@@ -86,8 +85,6 @@ impl std::fmt::Debug for ScriptRunner<'_> {
     }
 }
 
-static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 fn run_from_outcome(outcome: &Outcome) -> ScriptRun {
     let detail = |what: &str| {
         let stderr = outcome.stderr.text.trim_end();
@@ -131,6 +128,11 @@ fn run_from_outcome(outcome: &Outcome) -> ScriptRun {
             timed_out: false,
             detail: detail("the script tried to write a file over the size limit"),
         },
+        Status::DiskLimit => ScriptRun::Failed {
+            exit_code: outcome.exit_code,
+            timed_out: false,
+            detail: detail("the script filled its scratch space"),
+        },
         Status::OutputLimit => ScriptRun::Failed {
             exit_code: None,
             timed_out: false,
@@ -157,8 +159,8 @@ fn run_from_outcome(outcome: &Outcome) -> ScriptRun {
 
 impl<'a> ScriptRunner<'a> {
     /// A runner for a skill of `trust` in session `scope`, with seed 000's config for that
-    /// level; scratch directories are made under `scratch_root` (one per run, removed
-    /// after).
+    /// level; the sandbox makes each run's scratch directory beneath `scratch_root` (fresh,
+    /// unpredictable and exclusive per run, removed after).
     pub fn new(
         sandbox: &'a dyn Sandbox,
         approvals: &'a Approvals,
@@ -246,19 +248,6 @@ impl<'a> ScriptRunner<'a> {
             };
             return report;
         }
-        let scratch = self.scratch_root.join(format!(
-            "skill-run-{}-{}",
-            std::process::id(),
-            SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        if let Err(e) = std::fs::create_dir_all(&scratch) {
-            report.run = ScriptRun::Failed {
-                exit_code: None,
-                timed_out: false,
-                detail: format!("no scratch directory: {}", e.kind()),
-            };
-            return report;
-        }
         let request = SandboxRequest {
             program: Program::Script {
                 path: resolved.relative.clone(),
@@ -267,11 +256,11 @@ impl<'a> ScriptRunner<'a> {
             args: args.to_vec(),
             stdin: Vec::new(),
             skill_dir: resolved.skill_root.clone(),
-            scratch_dir: scratch.clone(),
+            scratch_root: self.scratch_root.clone(),
+            keep_scratch: false,
             config: self.config.clone(),
         };
         let outcome = self.sandbox.run(request).await;
-        let _ = std::fs::remove_dir_all(&scratch);
         report.run = run_from_outcome(&outcome);
         report.outcome = Some(outcome);
         report

@@ -1,4 +1,9 @@
 //! Shared fixtures of the sandbox tests.
+//!
+//! A machine that cannot isolate skips these tests with a message, except under `CI=true`
+//! or `SKILLS_REQUIRE_ISOLATION=1` (which `.ci/run` sets): there a fixture that cannot
+//! isolate, or would fall back to a weaker mechanism, fails with the list of what is
+//! missing, so no sandbox test can pass without running.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::os::unix::fs::PermissionsExt;
@@ -10,7 +15,24 @@ use skills::security::sandbox::{
     Outcome, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, Tier,
 };
 
-/// A skill directory and a scratch directory, both reachable by the sandbox's uid.
+/// Whether a sandbox test must run rather than skip.
+pub fn isolation_required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+        || std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1")
+}
+
+/// Skips (returns `None`) or, when isolation is required, fails naming `missing`.
+pub fn unavailable<T>(what: &str, missing: &[String]) -> Option<T> {
+    if isolation_required() {
+        panic!(
+            "{what} is required here (CI=true or SKILLS_REQUIRE_ISOLATION=1) but missing: {missing:?}"
+        );
+    }
+    eprintln!("SKIPPED: {what} is unavailable here: {missing:?}");
+    None
+}
+
+/// A skill directory and a scratch root, both reachable by the sandbox's uid.
 pub struct Fixture {
     pub root: tempfile::TempDir,
     pub skill: PathBuf,
@@ -25,17 +47,40 @@ pub fn config() -> SandboxConfig {
         .with_timeout(Duration::from_secs(10))
 }
 
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
 impl Fixture {
-    /// `None` (with a message) only when the design note's mechanisms are missing here.
+    /// A fixture on `ProcessSandbox::new()`; see the module docs for when it is `None`.
     pub fn new() -> Option<Fixture> {
-        let sandbox = ProcessSandbox::new();
+        Fixture::with(ProcessSandbox::new())
+    }
+
+    /// A fixture on `sandbox`.
+    pub fn with(sandbox: ProcessSandbox) -> Option<Fixture> {
         let probe = sandbox.probe();
-        if probe.tier.is_none() {
-            eprintln!(
-                "SKIPPED: the process sandbox is unavailable here: {:?}",
-                probe.missing
+        let mut missing = probe.missing.clone();
+        if isolation_required() {
+            // CI machines have every mechanism: a fallback there is a regression.
+            missing.extend(probe.fallbacks.iter().cloned());
+        }
+        if !Path::new("/usr/bin/python3").exists() {
+            missing.push("python3 (.ci/run installs it)".into());
+        }
+        if probe.tier.is_none() || !missing.is_empty() {
+            return unavailable("the process sandbox", &missing);
+        }
+        if is_root() {
+            assert_eq!(
+                probe.tier,
+                Some(Tier::Namespaced),
+                "root hosts get the strongest tier"
             );
-            return None;
         }
         let root = tempfile::tempdir().unwrap();
         std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -76,6 +121,13 @@ impl Fixture {
         self.sandbox.run(self.request(rel, args, config)).await
     }
 
+    /// Runs and keeps the scratch directory's files (`outcome.scratch_dir`).
+    pub async fn run_keeping(&self, rel: &str, args: &[&str], config: SandboxConfig) -> Outcome {
+        self.sandbox
+            .run(self.request(rel, args, config).keep_scratch())
+            .await
+    }
+
     /// A directory outside the skill and scratch holding a secret file.
     pub fn secret_dir(&self) -> PathBuf {
         let dir = self.root.path().join("host-secrets");
@@ -86,25 +138,73 @@ impl Fixture {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         dir
     }
+
+    /// What is left in the scratch root (runs that did not keep theirs leave nothing).
+    pub fn scratch_leftovers(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(&self.scratch)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    }
+}
+
+/// The uid a process runs as, from `/proc/<pid>/status`.
+fn uid_of(pid: u32) -> Option<u32> {
+    let status =
+        std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .collect()
 }
 
 /// Processes whose real uid is `uid` (scans /proc).
 pub fn processes_of_uid(uid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(status) =
-            std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status"))
+    all_pids()
+        .into_iter()
+        .filter(|pid| uid_of(*pid) == Some(uid))
+        .collect()
+}
+
+/// Processes running as any uid of the sandbox's range.
+pub fn sandbox_processes() -> Vec<u32> {
+    let base = skills::security::sandbox::DEFAULT_UID_BASE;
+    all_pids()
+        .into_iter()
+        .filter(|pid| uid_of(*pid).is_some_and(|u| u >= base && u < base + 1_000_000))
+        .collect()
+}
+
+/// Run cgroups (`skills-run-*`) left under the host's own cgroups.
+pub fn leftover_cgroups() -> Vec<PathBuf> {
+    let mut left = Vec::new();
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
-        if let Some(line) = status.lines().find(|l| l.starts_with("Uid:"))
-            && line.split_whitespace().nth(1) == Some(&uid.to_string())
-        {
-            found.push(pid);
+        for controller in ["memory", "pids"] {
+            if controllers.split(',').any(|c| c == controller) {
+                let dir = Path::new("/sys/fs/cgroup")
+                    .join(controller)
+                    .join(path.trim_start_matches('/'));
+                if let Ok(entries) = std::fs::read_dir(&dir) {
+                    left.extend(entries.flatten().map(|e| e.path()).filter(|p| {
+                        p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with("skills-run-"))
+                    }));
+                }
+            }
         }
     }
-    found
+    left
 }

@@ -10,7 +10,8 @@
 //! force, caps both output streams, and hands the output back as [`UntrustedOutput`] whose
 //! text has control characters, escape sequences, bidi and tag characters neutralised. A
 //! sandbox that cannot isolate refuses ([`Status::SandboxUnavailable`]) unless the host chose a
-//! weaker tier itself; nothing in a request can lower the tier.
+//! weaker tier itself; nothing in a request can lower the tier. Every [`Outcome`] also
+//! records how its limits were enforced ([`Enforcement`]) and what the run used ([`Usage`]).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -19,17 +20,25 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Serialize;
 
+mod cgroup;
 mod double;
-mod launcher;
 mod neutralize;
+mod policy;
 mod presets;
 mod process;
+mod run;
+mod scratch;
 mod script;
+mod supervise;
+mod sys;
+#[cfg(test)]
+mod tests;
 
+pub use cgroup::LimitMechanism;
 pub use double::ScriptedSandbox;
 pub use neutralize::neutralize;
 pub use presets::{MAX_SCRIPT_BYTES, SANDBOX_BY_TRUST};
-pub use process::{Probe, ProcessSandbox};
+pub use process::{Cgroups, DEFAULT_UID_BASE, Probe, ProcessSandbox};
 pub use script::{Interpreter, ResolvedScript, ScriptError, resolve_script};
 
 /// Where a sandbox's program comes from.
@@ -49,8 +58,8 @@ pub enum Program {
     System(PathBuf),
 }
 
-/// One run: a program with its argv, stdin, the read-only skill directory, the writable
-/// scratch directory and the limits.
+/// One run: a program with its argv, stdin, the read-only skill directory, where its
+/// scratch directory is made, and the limits.
 #[derive(Debug, Clone)]
 pub struct SandboxRequest {
     /// What to run.
@@ -61,18 +70,28 @@ pub struct SandboxRequest {
     pub stdin: Vec<u8>,
     /// The skill directory, visible read-only.
     pub skill_dir: PathBuf,
-    /// The scratch directory, the only writable place; also `HOME` and `TMPDIR`.
-    pub scratch_dir: PathBuf,
+    /// Where the run's scratch directory is made. Each run gets a fresh directory beneath
+    /// it (an unpredictable name, mode 0700, made exclusively and never reached through a
+    /// symlink), with a size-capped tmpfs mounted on it for the run where the tier has a
+    /// mount namespace. It is the only writable place, the working directory, `HOME` and
+    /// `TMPDIR`, and it is removed after the run unless [`keep_scratch`](Self::keep_scratch)
+    /// asked for its files.
+    pub scratch_root: PathBuf,
+    /// Whether to keep the scratch directory's files after the run: regular files and
+    /// directories (no links, devices or pipes), at most the scratch cap, copied into the
+    /// run's directory, which is then left for the caller ([`Outcome::scratch_dir`]).
+    pub keep_scratch: bool,
     /// Limits and permissions.
     pub config: SandboxConfig,
 }
 
 impl SandboxRequest {
-    /// A request to run `script` (relative to `skill_dir`) with `config`.
+    /// A request to run `script` (relative to `skill_dir`) with `config`, its scratch
+    /// directory made beneath `scratch_root`.
     pub fn script(
         skill_dir: impl Into<PathBuf>,
         script: impl Into<String>,
-        scratch_dir: impl Into<PathBuf>,
+        scratch_root: impl Into<PathBuf>,
         config: SandboxConfig,
     ) -> SandboxRequest {
         SandboxRequest {
@@ -83,9 +102,17 @@ impl SandboxRequest {
             args: Vec::new(),
             stdin: Vec::new(),
             skill_dir: skill_dir.into(),
-            scratch_dir: scratch_dir.into(),
+            scratch_root: scratch_root.into(),
+            keep_scratch: false,
             config,
         }
+    }
+
+    /// Keeps the scratch directory's files after the run (see
+    /// [`keep_scratch`](Self::keep_scratch)).
+    pub fn keep_scratch(mut self) -> SandboxRequest {
+        self.keep_scratch = true;
+        self
     }
 
     /// Sets the arguments.
@@ -131,7 +158,10 @@ pub enum Network {
 pub struct SandboxConfig {
     /// Wall-clock limit; everything the script started is killed when it passes.
     pub timeout: Duration,
-    /// Memory (data segment) limit in bytes.
+    /// Memory limit in bytes: everything the run's process tree makes resident (private and
+    /// shared anonymous memory, tmpfs and shm pages, the scratch tmpfs included), swap off,
+    /// enforced by a cgroup made for the run; `RLIMIT_AS` where no cgroup can be made
+    /// ([`Enforcement::memory`] says which).
     pub memory_bytes: u64,
     /// CPU time limit. Enforced by polling to about 20 ms and by `RLIMIT_CPU` (whole
     /// seconds, rounded up) per process.
@@ -145,8 +175,10 @@ pub struct SandboxConfig {
     pub can_read_files: bool,
     /// Seed 000's `can_write_files`: whether the scratch directory is writable.
     pub can_write_files: bool,
-    /// Seed 000's `can_execute_code`: whether the script may start other programs
-    /// (when false the process limit is 1: no fork).
+    /// Seed 000's `can_execute_code`: whether the script may start other programs. When
+    /// false, no `execve`/`execveat` succeeds once the interpreter runs (the dynamic loader
+    /// included) and no new process can be made (`fork`, `vfork`, `clone` without
+    /// `CLONE_THREAD`); threads still work, up to [`max_tasks`](Self::max_tasks).
     pub can_execute_code: bool,
     /// Seed 000's `can_make_api_calls`: recorded for the host's tool proxy.
     pub can_make_api_calls: bool,
@@ -154,10 +186,14 @@ pub struct SandboxConfig {
     pub max_script_bytes: u64,
     /// Largest file the script may write (`RLIMIT_FSIZE`).
     pub max_file_bytes: u64,
+    /// Size of the scratch tmpfs (all files together; inodes are capped at one per 4 KiB).
+    /// Its pages also count against `memory_bytes`.
+    pub max_scratch_bytes: u64,
     /// Per-stream output cap; more kills the run ([`Status::OutputLimit`]).
     pub max_output_bytes: usize,
-    /// Processes the run may have at once (`RLIMIT_NPROC`).
-    pub max_processes: u64,
+    /// Tasks (processes and threads) the run may have at once: the cgroup's `pids.max`, or
+    /// `RLIMIT_NPROC` counted for the run's own uid or user namespace.
+    pub max_tasks: u64,
     /// Open files per process (`RLIMIT_NOFILE`).
     pub max_open_files: u64,
 }
@@ -167,16 +203,17 @@ pub struct SandboxConfig {
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// Host is root: a fresh unprivileged uid/gid with no groups and no capabilities; new
-    /// pid (the script is pid 1), network, ipc and uts namespaces; rlimits; Landlock;
-    /// `no_new_privs`; the full seccomp deny-list including namespace creation.
+    /// mount (a size-capped tmpfs scratch, the approved script bound read-only), pid (the
+    /// script is pid 1), network (when off), ipc and uts namespaces; a cgroup; rlimits;
+    /// Landlock (ABI 3 or newer); `no_new_privs`; seccomp.
     Namespaced,
-    /// Host is not root: a new user namespace (with pid, network, ipc, uts) made by
-    /// `unshare`, rlimits, Landlock, `no_new_privs` and the seccomp deny-list except
-    /// namespace creation (which `unshare` itself needs).
+    /// Host is not root: the same, in a new user namespace, the script keeping the host
+    /// user's uid with no capabilities.
     UserNamespace,
-    /// Chosen explicitly by the host, never by default: empty environment, rlimits, own
-    /// session, unprivileged uid when root, process-group kill. No filesystem, network or
-    /// signal isolation.
+    /// Chosen explicitly by the host, never by default: empty environment, own session,
+    /// rlimits, a cgroup where one can be made, `no_new_privs`, seccomp (so the exec and
+    /// process rules hold), an unprivileged uid and a mount namespace when root. No
+    /// filesystem, network or signal isolation.
     RlimitsOnly,
     /// The test double: nothing ran.
     Simulated,
@@ -224,6 +261,8 @@ pub enum Status {
     MemoryLimit,
     /// It tried to write a file larger than the limit.
     FileSizeLimit,
+    /// It failed with its scratch tmpfs full (bytes or inodes).
+    DiskLimit,
     /// A stream passed its cap; everything was killed.
     OutputLimit,
     /// Refused before launch: the request asks for something this sandbox will not do
@@ -290,6 +329,34 @@ impl UntrustedOutput {
     }
 }
 
+/// How a run's isolation and limits were enforced.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Enforcement {
+    /// The Landlock ABI the ruleset was enforced at (fully, never best-effort).
+    pub landlock_abi: Option<u8>,
+    /// What held the memory limit.
+    pub memory: Option<LimitMechanism>,
+    /// What held the task limit.
+    pub tasks: Option<LimitMechanism>,
+    /// The scratch tmpfs's size, when scratch was a capped tmpfs.
+    pub scratch_bytes: Option<u64>,
+    /// Whether `execve` and new processes were refused after the launch.
+    pub exec_blocked: bool,
+}
+
+/// What a run used, measured from outside it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Usage {
+    /// The cgroup's peak memory (bytes), when a cgroup held memory.
+    pub peak_memory_bytes: Option<u64>,
+    /// Whether the task limit refused a new task.
+    pub task_limit_reached: bool,
+    /// Whether the scratch tmpfs was full when the run ended.
+    pub scratch_full: bool,
+}
+
 /// The classified result of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -311,6 +378,12 @@ pub struct Outcome {
     pub duration: Duration,
     /// The script's SHA-256 (hex) as run.
     pub sha256: Option<String>,
+    /// How isolation and limits were enforced.
+    pub enforcement: Enforcement,
+    /// What the run used.
+    pub usage: Usage,
+    /// The kept scratch directory, when the request asked for it.
+    pub scratch_dir: Option<PathBuf>,
 }
 
 impl Outcome {
@@ -325,6 +398,9 @@ impl Outcome {
             stderr: UntrustedOutput::default(),
             duration: Duration::ZERO,
             sha256: None,
+            enforcement: Enforcement::default(),
+            usage: Usage::default(),
+            scratch_dir: None,
         }
     }
 
@@ -349,6 +425,9 @@ impl Outcome {
             stderr,
             duration: Duration::ZERO,
             sha256: None,
+            enforcement: Enforcement::default(),
+            usage: Usage::default(),
+            scratch_dir: None,
         }
     }
 

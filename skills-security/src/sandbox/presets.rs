@@ -81,10 +81,14 @@ pub const SANDBOX_BY_TRUST: [TrustDefaults; 4] = [
 
 const MB: u64 = 1024 * 1024;
 
+/// Tasks a run may have by default: enough for a worker pool of 500 threads.
+pub const DEFAULT_MAX_TASKS: u64 = 512;
+
 impl SandboxConfig {
     /// Seed 000's defaults for `level`. CPU time equals the wall timeout (the seed sets no
-    /// separate CPU budget); files up to 64 MB; 1 MiB of output per stream; 64 processes;
-    /// 256 open files.
+    /// separate CPU budget); files up to 64 MB; a scratch tmpfs of half the memory limit;
+    /// 1 MiB of output per stream; 512 tasks (processes and threads: ordinary worker pools
+    /// fit); 256 open files.
     pub fn for_trust(level: TrustLevel) -> SandboxConfig {
         let row = SANDBOX_BY_TRUST
             .iter()
@@ -107,15 +111,16 @@ impl SandboxConfig {
             can_make_api_calls: row.can_make_api_calls,
             max_script_bytes: MAX_SCRIPT_BYTES,
             max_file_bytes: 64 * MB,
+            max_scratch_bytes: row.memory_limit_mb * MB / 2,
             max_output_bytes: 1024 * 1024,
-            max_processes: 64,
+            max_tasks: DEFAULT_MAX_TASKS,
             max_open_files: 256,
         }
     }
 
     /// Seed 003's strict preset: 64 MB memory, 500 ms CPU, 5 s wall, 1 MB script; no
-    /// network, no files beyond the script, no writes, no other programs; 8 MB files,
-    /// 256 KiB of output per stream, 16 processes.
+    /// network, no files beyond the script, no writes, no other programs; 8 MB files and
+    /// scratch, 256 KiB of output per stream, 512 tasks.
     pub fn strict() -> SandboxConfig {
         SandboxConfig {
             timeout: Duration::from_secs(5),
@@ -129,14 +134,14 @@ impl SandboxConfig {
             can_make_api_calls: false,
             max_script_bytes: MAX_SCRIPT_BYTES,
             max_file_bytes: 8 * MB,
+            max_scratch_bytes: 8 * MB,
             max_output_bytes: 256 * 1024,
-            max_processes: 16,
+            max_tasks: DEFAULT_MAX_TASKS,
             max_open_files: 64,
         }
     }
 
-    /// A config that lets a script do ordinary work inside its scratch directory: the
-    /// user-level defaults with other programs allowed and `timeout`/`cpu_time` set.
+    /// Sets the wall-clock limit (and lowers the CPU limit to it when it was higher).
     pub fn with_timeout(mut self, timeout: Duration) -> SandboxConfig {
         self.timeout = timeout;
         if self.cpu_time > timeout {
@@ -163,9 +168,15 @@ impl SandboxConfig {
         self
     }
 
-    /// Sets the process limit.
-    pub fn with_max_processes(mut self, processes: u64) -> SandboxConfig {
-        self.max_processes = processes;
+    /// Sets the task limit (processes and threads).
+    pub fn with_max_tasks(mut self, tasks: u64) -> SandboxConfig {
+        self.max_tasks = tasks;
+        self
+    }
+
+    /// Sets the scratch tmpfs's size.
+    pub fn with_max_scratch_bytes(mut self, bytes: u64) -> SandboxConfig {
+        self.max_scratch_bytes = bytes;
         self
     }
 

@@ -5,15 +5,20 @@
 //! chosen by a hostile shebang, and a file swapped after a person approved it. Guarantee:
 //! [`resolve_script`] accepts only a relative path of plain components without control
 //! characters, walks it beneath the canonical skill root refusing every symlink (the
-//! equivalent of `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), opens the last
-//! component with `O_NOFOLLOW | O_NONBLOCK`, requires a regular file within the size
-//! limit, hashes the bytes it read (SHA-256), and picks the interpreter from the extension
-//! only. The sandbox hashes again just before launch and refuses a mismatch.
+//! equivalent of `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`) with one descriptor
+//! per component, opens the last component with `O_NOFOLLOW | O_NONBLOCK`, requires a
+//! regular file within the size limit, hashes the bytes it read through that descriptor
+//! (SHA-256), and picks the interpreter from the extension only. At launch the sandbox opens
+//! the script again the same way, hashes what it read, refuses a mismatch, and runs exactly
+//! those bytes (a private read-only copy bound over the script's path).
 
-use std::fs::OpenOptions;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, openat};
+use nix::sys::stat::{Mode, fstatat};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -145,65 +150,86 @@ pub(crate) fn check_relative(relative: &str) -> Result<Vec<&str>, ScriptError> {
     Ok(parts)
 }
 
-/// Resolves `relative` beneath `skill_root` and hashes it; see the module docs.
-pub fn resolve_script(
-    skill_root: &Path,
-    relative: &str,
-    max_bytes: u64,
-) -> Result<ResolvedScript, ScriptError> {
-    let parts = check_relative(relative)?;
-    let interpreter = Interpreter::for_path(relative).ok_or(ScriptError::UnsupportedInterpreter)?;
+/// A script opened once beneath its skill root: the descriptor, and the bytes read from
+/// it with their hash. Whatever runs is these bytes.
+#[derive(Debug)]
+pub(crate) struct OpenedScript {
+    /// The script's file, opened without following any symlink.
+    pub file: OwnedFd,
+    /// Its content as read through `file`.
+    pub bytes: Vec<u8>,
+    /// SHA-256 of `bytes`, hex.
+    pub sha256: String,
+}
+
+fn io_error(e: nix::errno::Errno) -> ScriptError {
+    ScriptError::Io(std::io::Error::from(e).kind().to_string())
+}
+
+fn dir_flags() -> OFlag {
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
+}
+
+/// Opens the canonical skill root as a directory.
+pub(crate) fn open_root(skill_root: &Path) -> Result<(PathBuf, OwnedFd), ScriptError> {
     let root = skill_root
         .canonicalize()
         .map_err(|e| ScriptError::Io(format!("skill root: {}", e.kind())))?;
-    let mut path = root.clone();
-    for (i, part) in parts.iter().enumerate() {
-        path.push(part);
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ScriptError::NotFound);
-            }
-            Err(e) => return Err(ScriptError::Io(e.kind().to_string())),
-        };
-        if meta.file_type().is_symlink() {
-            return Err(ScriptError::Symlink {
-                component: parts[..=i].join("/"),
-            });
-        }
-        if i + 1 < parts.len() && !meta.is_dir() {
-            return Err(ScriptError::NotFound);
-        }
-    }
-    let (bytes, sha256) = hash_file(&path, max_bytes)?;
-    Ok(ResolvedScript {
-        skill_root: root,
-        relative: parts.join("/"),
-        path,
-        sha256,
-        bytes,
-        interpreter,
-    })
+    let fd = nix::fcntl::open(&root, dir_flags(), Mode::empty())
+        .map_err(|e| ScriptError::Io(format!("skill root: {}", std::io::Error::from(e).kind())))?;
+    Ok((root, fd))
 }
 
-/// Opens `path` without following a final symlink and without blocking, requires a
-/// regular file of at most `max_bytes`, and returns its size and SHA-256 (hex).
-pub(crate) fn hash_file(path: &Path, max_bytes: u64) -> Result<(u64, String), ScriptError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => ScriptError::Symlink {
-                component: path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            },
-            Some(libc::ENOENT) => ScriptError::NotFound,
-            _ => ScriptError::Io(e.kind().to_string()),
-        })?;
-    let meta = file
+/// Opens `parts` beneath `root` one component at a time, never following a symlink (the
+/// equivalent of `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), requires a regular
+/// file of at most `max_bytes`, and reads and hashes it through that one descriptor.
+pub(crate) fn open_beneath(
+    root: BorrowedFd<'_>,
+    parts: &[&str],
+    max_bytes: u64,
+) -> Result<OpenedScript, ScriptError> {
+    let Some((last, dirs)) = parts.split_last() else {
+        return Err(ScriptError::InvalidPath {
+            reason: "empty".into(),
+        });
+    };
+    let symlink = |i: usize| ScriptError::Symlink {
+        component: parts[..=i].join("/"),
+    };
+    let mut current: Option<OwnedFd> = None;
+    for (i, part) in dirs.iter().enumerate() {
+        let dir = current.as_ref().map_or(root, AsFd::as_fd);
+        let next = match openat(dir, *part, dir_flags(), Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::ELOOP) => return Err(symlink(i)),
+            Err(Errno::ENOTDIR) => {
+                let is_link = fstatat(dir, *part, AtFlags::AT_SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK);
+                return Err(if is_link {
+                    symlink(i)
+                } else {
+                    ScriptError::NotFound
+                });
+            }
+            Err(Errno::ENOENT) => return Err(ScriptError::NotFound),
+            Err(e) => return Err(io_error(e)),
+        };
+        current = Some(next);
+    }
+    let dir = current.as_ref().map_or(root, AsFd::as_fd);
+    let file = match openat(
+        dir,
+        *last,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::ELOOP) => return Err(symlink(dirs.len())),
+        Err(Errno::ENOENT) => return Err(ScriptError::NotFound),
+        Err(e) => return Err(io_error(e)),
+    };
+    let reader = std::fs::File::from(file);
+    let meta = reader
         .metadata()
         .map_err(|e| ScriptError::Io(e.kind().to_string()))?;
     if !meta.is_file() {
@@ -215,27 +241,45 @@ pub(crate) fn hash_file(path: &Path, max_bytes: u64) -> Result<(u64, String), Sc
             limit: max_bytes,
         });
     }
-    let mut hasher = Sha256::new();
-    let mut total = 0u64;
-    let mut buf = [0u8; 16 * 1024];
-    let mut reader = file.take(max_bytes + 1);
-    loop {
-        let n = reader
-            .read(&mut buf)
-            .map_err(|e| ScriptError::Io(e.kind().to_string()))?;
-        if n == 0 {
-            break;
-        }
-        total += n as u64;
-        hasher.update(&buf[..n]);
-    }
-    if total > max_bytes {
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    (&reader)
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ScriptError::Io(e.kind().to_string()))?;
+    if bytes.len() as u64 > max_bytes {
         return Err(ScriptError::TooLarge {
-            bytes: total,
+            bytes: bytes.len() as u64,
             limit: max_bytes,
         });
     }
-    Ok((total, hex::encode(hasher.finalize())))
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    Ok(OpenedScript {
+        file: OwnedFd::from(reader),
+        bytes,
+        sha256,
+    })
+}
+
+/// Resolves `relative` beneath `skill_root` and hashes it; see the module docs.
+pub fn resolve_script(
+    skill_root: &Path,
+    relative: &str,
+    max_bytes: u64,
+) -> Result<ResolvedScript, ScriptError> {
+    let parts = check_relative(relative)?;
+    let interpreter = Interpreter::for_path(relative).ok_or(ScriptError::UnsupportedInterpreter)?;
+    let (root, root_fd) = open_root(skill_root)?;
+    let opened = open_beneath(root_fd.as_fd(), &parts, max_bytes)?;
+    let mut path = root.clone();
+    path.extend(&parts);
+    Ok(ResolvedScript {
+        skill_root: root,
+        relative: parts.join("/"),
+        path,
+        sha256: opened.sha256,
+        bytes: opened.bytes.len() as u64,
+        interpreter,
+    })
 }
 
 #[cfg(test)]

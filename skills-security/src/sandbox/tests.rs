@@ -1,0 +1,100 @@
+//! The approved-bytes guarantee, attacked through the hook after hashing (a seam only
+//! tests see): whatever happens to the file then, either the approved content runs or
+//! nothing does.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{ProcessSandbox, SandboxConfig, SandboxRequest, Status, resolve_script};
+use crate::trust::TrustLevel;
+
+/// Whether the sandbox tests must run (CI) rather than skip.
+fn required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+        || std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1")
+}
+
+fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)> {
+    let probe = ProcessSandbox::new().probe();
+    if probe.tier.is_none() {
+        assert!(
+            !required(),
+            "the sandbox cannot isolate here: {:?}",
+            probe.missing
+        );
+        eprintln!(
+            "SKIPPED: the sandbox cannot isolate here: {:?}",
+            probe.missing
+        );
+        return None;
+    }
+    let root = tempfile::tempdir().ok()?;
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).ok()?;
+    let skill = root.path().join("skill");
+    let scratch = root.path().join("scratch");
+    std::fs::create_dir_all(skill.join("scripts")).ok()?;
+    std::fs::create_dir_all(&scratch).ok()?;
+    Some((root, skill, scratch))
+}
+
+fn write_script(path: &Path, body: &str) {
+    std::fs::write(path, body).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+}
+
+#[test]
+fn a_script_swapped_after_the_hash_runs_as_approved_or_not_at_all() {
+    let Some((_root, skill, scratch)) = setup() else {
+        return;
+    };
+    let script = skill.join("scripts/s.sh");
+    let config = SandboxConfig::for_trust(TrustLevel::User);
+    let swaps: Vec<(&str, super::run::Hook)> = vec![
+        (
+            "overwritten in place",
+            Arc::new(|path: &Path| write_script(path, "echo EVIL\n")),
+        ),
+        (
+            "renamed over",
+            Arc::new(|path: &Path| {
+                let other = path.with_extension("new");
+                write_script(&other, "echo EVIL\n");
+                std::fs::rename(&other, path).expect("rename");
+            }),
+        ),
+        (
+            "replaced by a symlink",
+            Arc::new(|path: &Path| {
+                let other = path.with_extension("evil");
+                write_script(&other, "echo EVIL\n");
+                std::fs::remove_file(path).expect("remove");
+                std::os::unix::fs::symlink(&other, path).expect("symlink");
+            }),
+        ),
+    ];
+    for (what, swap) in swaps {
+        write_script(&script, "echo approved\n");
+        let _ = std::fs::remove_file(script.with_extension("evil"));
+        let approved = resolve_script(&skill, "scripts/s.sh", 1 << 20).expect("resolve");
+        let sandbox = ProcessSandbox::new().after_hash(swap);
+        let request = SandboxRequest::script(&skill, "scripts/s.sh", &scratch, config.clone())
+            .sha256(approved.sha256.clone());
+        let out = sandbox.run_blocking(request);
+        assert!(!out.stdout.text.contains("EVIL"), "{what}: {out:?}");
+        match &out.status {
+            Status::Success => {
+                assert_eq!(out.stdout.text, "approved\n", "{what}");
+                assert_eq!(out.sha256.as_deref(), Some(approved.sha256.as_str()));
+            }
+            Status::Refused { reason } => {
+                assert!(reason.contains("replaced"), "{what}: {reason}");
+                assert!(out.stdout.text.is_empty());
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+        if what == "overwritten in place" {
+            assert_eq!(out.status, Status::Success, "the private copy runs");
+        }
+    }
+}
