@@ -9,9 +9,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use sandbox_common::*;
-use skills::security::sandbox::{
-    Network, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, Status, Tier,
-};
+use skills::security::sandbox::{Network, Sandbox, SandboxConfig, SandboxRequest, Status, Tier};
 
 fn runs(fx: &Fixture) -> bool {
     // On root hosts (CI) the strongest tier must be what runs.
@@ -187,7 +185,9 @@ async fn a_fork_flood_is_bounded_and_leaves_nothing() {
         .with_timeout(Duration::from_secs(2));
     let out = fx.run("scripts/bomb.sh", &[], cfg).await;
     assert_eq!(out.status, Status::Timeout, "{out:?}");
-    assert!(out.usage.task_limit_reached, "{out:?}");
+    if fx.has_cgroups() {
+        assert!(out.usage.task_limit_reached, "{out:?}");
+    }
     let uid: u32 = out
         .stdout
         .text
@@ -198,6 +198,9 @@ async fn a_fork_flood_is_bounded_and_leaves_nothing() {
         .parse()
         .unwrap();
     assert_ne!(uid, 0);
+    if !is_root() {
+        return; // the script keeps the host user's uid: the host's own processes share it
+    }
     let survivors = processes_of_uid(uid);
     for pid in &survivors {
         eprintln!(
@@ -408,7 +411,7 @@ async fn a_missing_interpreter_is_a_launch_error_and_nothing_runs() {
     let empty = tempfile::tempdir().unwrap();
     let Some(fx) = Fixture::new() else { return };
     fx.script("scripts/x.sh", "echo ran\n");
-    let sandbox = ProcessSandbox::new().interpreter_dirs([empty.path()]);
+    let sandbox = sandbox().interpreter_dirs([empty.path()]);
     let out = sandbox.run(fx.request("scripts/x.sh", &[], config())).await;
     let Status::LaunchError { reason } = &out.status else {
         panic!("{out:?}")

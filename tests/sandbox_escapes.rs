@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use sandbox_common::*;
 use skills::security::sandbox::{
-    LimitMechanism, Network, ProcessSandbox, Sandbox, SandboxConfig, Status, Tier,
+    Cgroups, LimitMechanism, Network, Sandbox, SandboxConfig, Status, Tier,
 };
 use skills::security::{
     ApprovalOption, Approvals, NonInteractive, ScriptRunner, SessionScope, TrustLevel,
@@ -133,6 +133,9 @@ print("TOUCHED", kind, flush=True)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_and_tmpfs_memory_count_against_the_limit() {
     let Some(fx) = Fixture::new() else { return };
+    if !fx.has_cgroups() {
+        return; // RLIMIT_AS, the fallback, does not see tmpfs pages
+    }
     fx.script("scripts/touch.py", TOUCH);
     let community = SandboxConfig::for_trust(TrustLevel::Community);
     let limit = community.memory_bytes;
@@ -163,6 +166,31 @@ async fn shared_and_tmpfs_memory_count_against_the_limit() {
         .run("scripts/touch.py", &["shared", &small], community)
         .await;
     assert_eq!(out.status, Status::Success, "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rlimit_fallback_is_a_named_choice_and_says_so() {
+    let Some(fx) = Fixture::new() else { return };
+    fx.script("scripts/touch.py", TOUCH);
+    let fallback = sandbox().cgroups(Cgroups::RlimitsInstead);
+    let probe = fallback.probe();
+    assert_eq!(probe.memory, Some(LimitMechanism::RlimitAs));
+    assert!(!probe.fallbacks.is_empty(), "{probe:?}");
+    let community = SandboxConfig::for_trust(TrustLevel::Community);
+    let big = (1024 * MB).to_string();
+    let out = fallback
+        .run(fx.request("scripts/touch.py", &["shared", &big], community.clone()))
+        .await;
+    assert_eq!(out.status, Status::MemoryLimit, "{out:?}");
+    assert_eq!(out.enforcement.memory, Some(LimitMechanism::RlimitAs));
+    assert_eq!(out.enforcement.tasks, Some(LimitMechanism::RlimitNproc));
+    // RLIMIT_AS does not see an in-memory file's pages, so none can be made.
+    let small = (8 * MB).to_string();
+    let out = fallback
+        .run(fx.request("scripts/touch.py", &["memfd", &small], community))
+        .await;
+    assert!(matches!(out.status, Status::Exit { .. }), "{out:?}");
+    assert!(out.stderr.text.contains("PermissionError"), "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -284,6 +312,9 @@ print("done", flush=True)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_of_500_threads_completes_under_community_defaults() {
     let Some(fx) = Fixture::new() else { return };
+    if !fx.has_cgroups() {
+        return; // RLIMIT_AS, the fallback, counts every thread's stack reservation
+    }
     fx.script(
         "scripts/pool.py",
         r#"import threading
@@ -354,7 +385,7 @@ async fn below_the_landlock_abi_a_run_needs_it_fails_closed() {
     assert_eq!(out.status, Status::Success, "{out:?}");
     assert_eq!(out.enforcement.landlock_abi, Some(kernel));
     // A kernel with ABI 2: no isolated tier at all.
-    let old = ProcessSandbox::new().limit_landlock_abi(2);
+    let old = sandbox().limit_landlock_abi(2);
     let probe = old.probe();
     assert_eq!(probe.tier, None);
     assert!(
@@ -369,7 +400,7 @@ async fn below_the_landlock_abi_a_run_needs_it_fails_closed() {
     assert!(out.stdout.text.is_empty() && out.tier.is_none());
     // ABI 5: enough without network, not with it (abstract unix scoping needs 6).
     if kernel >= 5 {
-        let five = ProcessSandbox::new().limit_landlock_abi(5);
+        let five = sandbox().limit_landlock_abi(5);
         let out = five.run(fx.request("scripts/x.sh", &[], config())).await;
         assert_eq!(out.status, Status::Success, "{out:?}");
         assert_eq!(out.enforcement.landlock_abi, Some(5));
@@ -381,9 +412,7 @@ async fn below_the_landlock_abi_a_run_needs_it_fails_closed() {
         assert!(reason.contains("Landlock ABI 6"), "{reason}");
     }
     // The weaker tier runs only when the host chose it by name, and says so.
-    let weak = ProcessSandbox::new()
-        .limit_landlock_abi(2)
-        .allow_rlimits_only();
+    let weak = sandbox().limit_landlock_abi(2).allow_rlimits_only();
     let out = weak.run(fx.request("scripts/x.sh", &[], config())).await;
     assert_eq!(out.status, Status::Success, "{out:?}");
     assert_eq!(out.tier, Some(Tier::RlimitsOnly));
@@ -397,9 +426,7 @@ async fn no_new_privs_holds_on_every_tier() {
         "scripts/nnp.py",
         "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('nnp', libc.prctl(39, 0, 0, 0, 0))\n",
     );
-    let weak = ProcessSandbox::new()
-        .limit_landlock_abi(0)
-        .allow_rlimits_only();
+    let weak = sandbox().limit_landlock_abi(0).allow_rlimits_only();
     for (sandbox, tier) in [(&fx.sandbox, fx.tier()), (&weak, Tier::RlimitsOnly)] {
         let out = sandbox
             .run(fx.request("scripts/nnp.py", &[], config()))

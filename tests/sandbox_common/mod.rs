@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use skills::security::TrustLevel;
 use skills::security::sandbox::{
-    Outcome, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, Tier,
+    Cgroups, Outcome, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, Tier,
 };
 
 /// Whether a sandbox test must run rather than skip.
@@ -55,10 +55,21 @@ pub fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
 
+/// The sandbox the tests use: the default (cgroups required) where isolation is required;
+/// elsewhere cgroups where available, so that a non-root machine without a delegated
+/// cgroup still runs the tests that do not need one.
+pub fn sandbox() -> ProcessSandbox {
+    if isolation_required() {
+        ProcessSandbox::new()
+    } else {
+        ProcessSandbox::new().cgroups(Cgroups::WhereAvailable)
+    }
+}
+
 impl Fixture {
-    /// A fixture on `ProcessSandbox::new()`; see the module docs for when it is `None`.
+    /// A fixture on [`sandbox()`]; see the module docs for when it is `None`.
     pub fn new() -> Option<Fixture> {
-        Fixture::with(ProcessSandbox::new())
+        Fixture::with(sandbox())
     }
 
     /// A fixture on `sandbox`.
@@ -99,6 +110,16 @@ impl Fixture {
             scratch,
             sandbox,
         })
+    }
+
+    /// Whether cgroups hold memory and tasks here; when they do not, a test about what
+    /// only a cgroup guarantees skips (or fails, when isolation is required).
+    pub fn has_cgroups(&self) -> bool {
+        use skills::security::sandbox::LimitMechanism::{CgroupV1, CgroupV2};
+        let probe = self.sandbox.probe();
+        let ok = matches!(probe.memory, Some(CgroupV1 | CgroupV2))
+            && matches!(probe.tasks, Some(CgroupV1 | CgroupV2));
+        ok || unavailable::<()>("a cgroup for memory and tasks", &probe.fallbacks).is_some()
     }
 
     pub fn tier(&self) -> Tier {

@@ -215,6 +215,35 @@ pub(crate) fn discover(v2_parent: Option<&Path>) -> Hierarchies {
     })
 }
 
+/// Removes run cgroups (`skills-run-*`) older than `age` that a host killed mid-run left
+/// behind. A cgroup with processes refuses removal, so a live run is never touched; the
+/// age keeps a concurrent host's freshly made, not yet joined cgroup out of reach.
+pub(crate) fn sweep_stale(hierarchies: &Hierarchies, age: Duration) {
+    let parents = [
+        &hierarchies.v1_memory,
+        &hierarchies.v1_pids,
+        &hierarchies.v2_parent,
+    ];
+    for parent in parents.into_iter().flatten() {
+        let Ok(entries) = fs::read_dir(parent) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let stale = entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("skills-run-")
+                && entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|e| e > age));
+            if stale {
+                let _ = fs::remove_dir(entry.path());
+            }
+        }
+    }
+}
+
 /// What a run's cgroups measured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct CgroupStats {

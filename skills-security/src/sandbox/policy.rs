@@ -315,9 +315,13 @@ fn guard_filter(exec_listener: bool) -> Vec<libc::sock_filter> {
 }
 
 /// The seccomp programs for `config`: the deny-list (`EPERM`, with the socket and `clone`
-/// rules), `clone3` answered `ENOSYS`, the architecture guard, and, when the config forbids
-/// other programs, the exec filter.
-pub(crate) fn seccomp_filters(config: &SandboxConfig) -> Result<Filters, String> {
+/// rules, and `memfd_create` when no cgroup holds memory: `RLIMIT_AS` does not see an
+/// in-memory file's pages), `clone3` answered `ENOSYS`, the architecture guard, and, when
+/// the config forbids other programs, the exec filter.
+pub(crate) fn seccomp_filters(
+    config: &SandboxConfig,
+    memory_by_cgroup: bool,
+) -> Result<Filters, String> {
     let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| err(&e))?;
     let cond = |arg: u8, op: SeccompCmpOp, value: u64| {
@@ -327,6 +331,9 @@ pub(crate) fn seccomp_filters(config: &SandboxConfig) -> Result<Filters, String>
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for sys in denied_syscalls() {
         rules.insert(sys, Vec::new());
+    }
+    if !memory_by_cgroup {
+        rules.insert(libc::SYS_memfd_create, Vec::new());
     }
     let mut clone_rules = Vec::new();
     for flag in NAMESPACE_FLAGS {
@@ -388,13 +395,13 @@ mod tests {
 
     #[test]
     fn the_filters_compile_for_every_preset() -> Result<(), String> {
-        let strict = seccomp_filters(&SandboxConfig::strict())?;
+        let strict = seccomp_filters(&SandboxConfig::strict(), true)?;
         assert_eq!(strict.programs.len(), 2);
         assert!(strict.exec.is_some(), "strict forbids other programs");
         let open = SandboxConfig::strict()
             .with_network(Network::Allowed(vec!["*".into()]))
             .with_permissions(true, true, true);
-        let open = seccomp_filters(&open)?;
+        let open = seccomp_filters(&open, false)?;
         assert_eq!(open.programs.len(), 3);
         assert!(open.exec.is_none());
         Ok(())

@@ -80,19 +80,21 @@ const UID_RANGE: u32 = 1_000_000;
 /// Where interpreters are looked up by default (the host's `PATH` is never used).
 const SYSTEM_PATH: &[&str] = &["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
 
-/// How a [`ProcessSandbox`] uses cgroups for the memory and task limits.
+/// How a [`ProcessSandbox`] holds the memory and task limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Cgroups {
-    /// A cgroup per run where one can be made (v2 where delegated, else v1's `memory` and
-    /// `pids`), `RLIMIT_AS`/`RLIMIT_NPROC` otherwise; the outcome says which held.
+    /// A cgroup per run (v2 where delegated, else v1's `memory` and `pids`); without one,
+    /// nothing runs (`SandboxUnavailable` naming the missing controller). The default.
     #[default]
-    WhereAvailable,
-    /// Refuse to run (`SandboxUnavailable`) unless a cgroup holds both limits.
     Required,
-    /// Never make cgroups: `RLIMIT_AS` and `RLIMIT_NPROC` only. A weaker choice: shared
-    /// memory and tmpfs pages escape `RLIMIT_AS`'s view of residency, and thread-heavy
-    /// programs reach it early.
+    /// A cgroup where one can be made, else `RLIMIT_AS` and `RLIMIT_NPROC`; the outcome
+    /// says which held. A weaker choice where no cgroup can be made: `RLIMIT_AS` counts
+    /// address space, so thread-heavy programs reach it early (a 256 MB limit fits about
+    /// 30 default-sized thread stacks), and `memfd_create` is refused so that no
+    /// in-memory file escapes it.
+    WhereAvailable,
+    /// Never make cgroups: `RLIMIT_AS` and `RLIMIT_NPROC` only, with the same caveats.
     RlimitsInstead,
 }
 
@@ -229,7 +231,7 @@ impl ProcessSandbox {
         self
     }
 
-    /// How cgroups are used ([`Cgroups::WhereAvailable`] by default).
+    /// How the memory and task limits are held ([`Cgroups::Required`] by default).
     pub fn cgroups(mut self, cgroups: Cgroups) -> ProcessSandbox {
         self.cgroups = cgroups;
         self.hierarchies = OnceLock::new();
@@ -265,10 +267,11 @@ impl ProcessSandbox {
         if self.cgroups == Cgroups::RlimitsInstead {
             return None;
         }
-        Some(
-            self.hierarchies
-                .get_or_init(|| cgroup::discover(self.cgroup_v2_parent.as_deref())),
-        )
+        Some(self.hierarchies.get_or_init(|| {
+            let found = cgroup::discover(self.cgroup_v2_parent.as_deref());
+            cgroup::sweep_stale(&found, std::time::Duration::from_secs(600));
+            found
+        }))
     }
 
     /// The Landlock ABI runs enforce.
@@ -284,42 +287,43 @@ impl ProcessSandbox {
     pub fn probe(&self) -> Probe {
         let facts = self.facts().clone();
         let abi = self.landlock_abi();
-        let mut missing = Vec::new();
+        let mut isolation = Vec::new();
         match abi {
-            None => missing.push("Landlock (not enabled in this kernel)".to_owned()),
-            Some(v) if v < 3 => missing.push(format!(
+            None => isolation.push("Landlock (not enabled in this kernel)".to_owned()),
+            Some(v) if v < 3 => isolation.push(format!(
                 "Landlock ABI 3 (filesystem rules including truncate); ABI {v} is in force"
             )),
             Some(_) => {}
         }
         if !facts.seccomp {
-            missing.push("seccomp".to_owned());
+            isolation.push("seccomp".to_owned());
         }
         if !facts.root && !facts.userns {
-            missing.push("unprivileged user namespaces".to_owned());
+            isolation.push("unprivileged user namespaces".to_owned());
         }
-        let mut fallbacks = Vec::new();
         let hierarchies = self.hierarchies();
         let memory = hierarchies.and_then(Hierarchies::memory);
         let tasks = hierarchies.and_then(Hierarchies::tasks);
-        if self.cgroups == Cgroups::Required {
-            if memory.is_none() {
-                missing.push("a writable cgroup with the memory controller".to_owned());
+        let mut limits = Vec::new();
+        let mut fallbacks = Vec::new();
+        for (held, controller, fallback) in [
+            (memory, "memory", "memory limited by RLIMIT_AS"),
+            (tasks, "pids", "tasks limited by RLIMIT_NPROC"),
+        ] {
+            if held.is_some() {
+                continue;
             }
-            if tasks.is_none() {
-                missing.push("a writable cgroup with the pids controller".to_owned());
-            }
-        } else {
-            if memory.is_none() {
-                fallbacks
-                    .push("memory limited by RLIMIT_AS (no writable memory cgroup)".to_owned());
-            }
-            if tasks.is_none() {
-                fallbacks
-                    .push("tasks limited by RLIMIT_NPROC (no writable pids cgroup)".to_owned());
+            if self.cgroups == Cgroups::Required {
+                limits.push(format!(
+                    "a writable cgroup with the {controller} controller (or choose Cgroups::WhereAvailable)"
+                ));
+            } else {
+                fallbacks.push(format!("{fallback} (no writable {controller} cgroup)"));
             }
         }
-        let tier = if missing.is_empty() {
+        let tier = if !limits.is_empty() {
+            None
+        } else if isolation.is_empty() {
             Some(if facts.root {
                 Tier::Namespaced
             } else {
@@ -330,6 +334,8 @@ impl ProcessSandbox {
         } else {
             None
         };
+        let mut missing = isolation;
+        missing.extend(limits);
         Probe {
             root: facts.root,
             tier,
@@ -484,5 +490,42 @@ impl Sandbox for ProcessSandbox {
                 .await;
         }
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn without_cgroups(cgroups: Cgroups) -> ProcessSandbox {
+        let sandbox = ProcessSandbox::new().cgroups(cgroups);
+        let _ = sandbox.hierarchies.set(Hierarchies::default());
+        sandbox
+    }
+
+    #[test]
+    fn without_a_cgroup_the_default_fails_closed_naming_the_controllers() {
+        let probe = without_cgroups(Cgroups::Required).probe();
+        assert_eq!(probe.tier, None);
+        assert!(
+            probe
+                .missing
+                .iter()
+                .any(|m| m.contains("memory controller")),
+            "{probe:?}"
+        );
+        assert!(probe.missing.iter().any(|m| m.contains("pids controller")));
+        let config = super::super::SandboxConfig::strict();
+        let request = SandboxRequest::script("/nonexistent", "s.sh", "/tmp", config);
+        let out = without_cgroups(Cgroups::Required).run_blocking(request);
+        let Status::SandboxUnavailable { reason } = &out.status else {
+            panic!("{out:?}")
+        };
+        assert!(reason.contains("memory controller"), "{reason}");
+        // Chosen by name, the fallback is reported, not hidden.
+        let probe = without_cgroups(Cgroups::WhereAvailable).probe();
+        assert_eq!(probe.memory, Some(LimitMechanism::RlimitAs));
+        assert_eq!(probe.tasks, Some(LimitMechanism::RlimitNproc));
+        assert_eq!(probe.fallbacks.len(), 2, "{probe:?}");
     }
 }

@@ -297,7 +297,7 @@ fn launch_and_supervise(
         (true, None) => return Err(unavailable("Landlock is unavailable")),
         _ => None,
     };
-    let filters = seccomp_filters(config).map_err(unavailable)?;
+    let filters = seccomp_filters(config, memory.is_some()).map_err(unavailable)?;
     // The script: bound over its own path in a mount namespace, else a sealed memfd.
     let memfd = match (&prepared.script, mount_ns) {
         (Some((_, opened)), false) => Some(sealed_copy(&opened.bytes).map_err(launch_error)?),

@@ -15,8 +15,18 @@ fn required() -> bool {
         || std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1")
 }
 
+/// The default sandbox where isolation is required, else one that falls back to rlimits
+/// where no cgroup can be made (non-root machines).
+fn sandbox() -> ProcessSandbox {
+    if required() {
+        ProcessSandbox::new()
+    } else {
+        ProcessSandbox::new().cgroups(super::Cgroups::WhereAvailable)
+    }
+}
+
 fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)> {
-    let probe = ProcessSandbox::new().probe();
+    let probe = sandbox().probe();
     if probe.tier.is_none() {
         assert!(
             !required(),
@@ -77,7 +87,7 @@ fn a_script_swapped_after_the_hash_runs_as_approved_or_not_at_all() {
         write_script(&script, "echo approved\n");
         let _ = std::fs::remove_file(script.with_extension("evil"));
         let approved = resolve_script(&skill, "scripts/s.sh", 1 << 20).expect("resolve");
-        let sandbox = ProcessSandbox::new().after_hash(swap);
+        let sandbox = sandbox().after_hash(swap);
         let request = SandboxRequest::script(&skill, "scripts/s.sh", &scratch, config.clone())
             .sha256(approved.sha256.clone());
         let out = sandbox.run_blocking(request);
