@@ -191,6 +191,21 @@ async fn the_rlimit_fallback_is_a_named_choice_and_says_so() {
         .await;
     assert!(matches!(out.status, Status::Exit { .. }), "{out:?}");
     assert!(out.stderr.text.contains("PermissionError"), "{out:?}");
+    // Nor System V segments (touched through a mapping, then detached).
+    fx.script(
+        "scripts/shm.py",
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.shmget(0, 1 << 20, 0o1600), ctypes.get_errno())\n",
+    );
+    let community = SandboxConfig::for_trust(TrustLevel::Community);
+    let out = fallback
+        .run(fx.request("scripts/shm.py", &[], community.clone()))
+        .await;
+    assert_eq!(out.stdout.text, "-1 1\n", "{out:?}");
+    let out = fx.run("scripts/shm.py", &[], community).await;
+    assert!(
+        !out.stdout.text.starts_with("-1"),
+        "with a memory cgroup they count: {out:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -457,4 +472,154 @@ async fn foreign_syscall_numbers_kill_the_run() {
         .await;
     assert_eq!(out.status, Status::Signal { signal: 31 }, "{out:?}");
     assert!(!out.stdout.text.contains("x32"), "{out:?}");
+}
+
+/// The review's bypass: the script installs a seccomp filter with a listener of its own
+/// and answers its own exec notification with CONTINUE.
+const OWN_LISTENER: &str = r#"import ctypes, os, struct, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+loader = sys.argv[1]
+SYS_SECCOMP, SYS_EXECVE = 317, 59
+program = b"".join(struct.pack("<HBBI", *i) for i in [
+    (0x20, 0, 0, 0),                 # ld nr
+    (0x15, 0, 1, SYS_EXECVE),        # jeq execve
+    (0x06, 0, 0, 0x7fc00000),        # ret USER_NOTIF
+    (0x06, 0, 0, 0x7fff0000),        # ret ALLOW
+])
+buf = ctypes.create_string_buffer(program)
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(4, ctypes.addressof(buf))
+fd = libc.syscall(SYS_SECCOMP, 1, 8, ctypes.byref(prog))
+if fd < 0:
+    print("listener refused", ctypes.get_errno(), flush=True)
+else:
+    def answer():
+        notif = ctypes.create_string_buffer(80)
+        if libc.ioctl(fd, 0xc0502100, notif) == 0:
+            nid = struct.unpack_from("<Q", notif, 0)[0]
+            libc.ioctl(fd, 0xc0182101, ctypes.create_string_buffer(struct.pack("<QqiI", nid, 0, 0, 1)))
+    threading.Thread(target=answer, daemon=True).start()
+try:
+    os.execv(loader, [loader, "/usr/bin/id"])
+except OSError as e:
+    print("exec refused", e.errno, flush=True)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_cannot_answer_its_own_exec_notifications() {
+    let Some(fx) = Fixture::new() else { return };
+    if !cfg!(target_arch = "x86_64") {
+        return; // the exploit's syscall numbers are x86_64's
+    }
+    let loader = loader().unwrap();
+    fx.script("scripts/own.py", OWN_LISTENER);
+    let out = fx
+        .run("scripts/own.py", &[loader], SandboxConfig::strict())
+        .await;
+    assert_eq!(out.status, Status::Success, "{out:?}");
+    assert!(out.stdout.text.contains("listener refused"), "{out:?}");
+    assert!(out.stdout.text.contains("exec refused"), "{out:?}");
+    assert!(!out.stdout.text.contains("uid="), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_reading_stdin_sees_its_end_when_there_is_none() {
+    let Some(fx) = Fixture::new() else { return };
+    fx.script(
+        "scripts/stdin.py",
+        "import sys\nprint('eof', len(sys.stdin.read()))\n",
+    );
+    let config = config().with_timeout(Duration::from_secs(5));
+    let out = fx.run("scripts/stdin.py", &[], config).await;
+    assert_eq!(out.status, Status::Success, "{out:?}");
+    assert_eq!(out.stdout.text, "eof 0\n");
+    assert!(out.duration < Duration::from_secs(3), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_network_allowed_host_unix_sockets_stay_out_of_reach() {
+    let Some(fx) = Fixture::new() else { return };
+    let socket = fx.root.path().join("host.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o777)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    fx.script(
+        "scripts/unix.py",
+        "import socket, sys\ntry:\n    s = socket.socket(socket.AF_UNIX)\n    s.connect(sys.argv[1])\n    print('CONNECTED')\nexcept OSError as e:\n    print('refused', e.errno)\na, b = socket.socketpair()\na.send(b'x')\nprint('pair', b.recv(1))\n",
+    );
+    let core = SandboxConfig::for_trust(TrustLevel::Core);
+    assert!(matches!(core.network, Network::Allowed(_)));
+    let out = fx
+        .run("scripts/unix.py", &[socket.to_str().unwrap()], core)
+        .await;
+    assert_eq!(out.status, Status::Success, "{out:?}");
+    assert!(!out.stdout.text.contains("CONNECTED"), "{out:?}");
+    assert!(out.stdout.text.contains("pair b'x'"), "{out:?}");
+    assert!(
+        listener.accept().is_err(),
+        "the host socket saw a connection"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_with_many_open_descriptors_still_launches() {
+    let Some(fx) = Fixture::new() else { return };
+    // More than the strict preset's 64 open files, held by the host.
+    let held: Vec<std::fs::File> = (0..200)
+        .map(|_| std::fs::File::open("/dev/null").unwrap())
+        .collect();
+    fx.script("scripts/x.py", "print('ran')\n");
+    let out = fx.run("scripts/x.py", &[], SandboxConfig::strict()).await;
+    assert_eq!(out.status, Status::Success, "{out:?}");
+    assert_eq!(out.stdout.text, "ran\n");
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_renamed_over_and_over_during_launches_never_runs_unapproved() {
+    let Some(fx) = Fixture::new() else { return };
+    let script = fx.script("scripts/flip.sh", "echo approved\n");
+    let approved = skills::security::sandbox::resolve_script(&fx.skill, "scripts/flip.sh", 1 << 20)
+        .unwrap()
+        .sha256;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let stop = stop.clone();
+        let script = script.clone();
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let body = if n.is_multiple_of(2) {
+                    "echo EVIL\n"
+                } else {
+                    "echo approved\n"
+                };
+                let tmp = script.with_extension(format!("tmp{n}"));
+                std::fs::write(&tmp, body).unwrap();
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)).unwrap();
+                std::fs::rename(&tmp, &script).unwrap();
+                n += 1;
+            }
+        })
+    };
+    let (mut ran, mut refused) = (0, 0);
+    for _ in 0..40 {
+        let request = fx
+            .request("scripts/flip.sh", &[], config())
+            .sha256(approved.clone());
+        let out = fx.sandbox.run(request).await;
+        assert!(!out.stdout.text.contains("EVIL"), "{out:?}");
+        match out.status {
+            Status::Success => {
+                assert_eq!(out.stdout.text, "approved\n");
+                ran += 1;
+            }
+            Status::Refused { .. } => refused += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert_eq!(ran + refused, 40);
 }

@@ -31,8 +31,9 @@ async fn a_bash_script_runs_with_its_arguments_in_scratch() {
         std::fs::read_to_string(kept.join("out.txt")).unwrap(),
         "hi\n"
     );
-    // Without keep_scratch nothing is left behind.
-    std::fs::remove_dir_all(&kept).unwrap();
+    // The kept directory is the script's HOME at the path it had; its parent, the run's
+    // directory, is the caller's to remove. Without keep_scratch nothing is left behind.
+    std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
     let out = fx.run("scripts/hello.sh", &["again"], config()).await;
     assert_eq!(out.status, Status::Success, "{out:?}");
     assert!(out.scratch_dir.is_none());

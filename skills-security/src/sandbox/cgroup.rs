@@ -11,7 +11,7 @@
 //! killed first, whether the script exited, was killed, or the caller dropped the future.
 
 use std::fs::{self, OpenOptions};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -352,9 +352,13 @@ impl RunCgroup {
         Ok(run)
     }
 
-    /// The `cgroup.procs` descriptors the child writes `0` to.
-    pub fn procs_fds(&self) -> Vec<RawFd> {
-        self.procs.iter().map(AsRawFd::as_raw_fd).collect()
+    /// New descriptors of the `cgroup.procs` files the child writes `0` to (above the
+    /// standard stream numbers).
+    pub fn procs_fds(&self) -> Result<Vec<OwnedFd>, String> {
+        self.procs
+            .iter()
+            .map(|fd| fd.try_clone().map_err(|e| format!("cgroup.procs: {e}")))
+            .collect()
     }
 
     /// What holds memory, when a cgroup does.

@@ -21,9 +21,11 @@ use async_trait::async_trait;
 use serde::Serialize;
 
 mod cgroup;
+mod child;
 mod double;
 mod neutralize;
 mod policy;
+mod prepare;
 mod presets;
 mod process;
 mod run;
@@ -78,8 +80,9 @@ pub struct SandboxRequest {
     /// asked for its files.
     pub scratch_root: PathBuf,
     /// Whether to keep the scratch directory's files after the run: regular files and
-    /// directories (no links, devices or pipes), at most the scratch cap, copied into the
-    /// run's directory, which is then left for the caller ([`Outcome::scratch_dir`]).
+    /// directories (no links, devices or pipes), at most the scratch cap, copied to the path
+    /// the script knew as `HOME` ([`Outcome::scratch_dir`]); its parent, the run's
+    /// directory, is then the caller's to remove.
     pub keep_scratch: bool,
     /// Limits and permissions.
     pub config: SandboxConfig,
@@ -382,7 +385,8 @@ pub struct Outcome {
     pub enforcement: Enforcement,
     /// What the run used.
     pub usage: Usage,
-    /// The kept scratch directory, when the request asked for it.
+    /// The kept scratch directory (the script's `HOME`, at the same path), when the request
+    /// asked for it; remove its parent when done.
     pub scratch_dir: Option<PathBuf>,
 }
 

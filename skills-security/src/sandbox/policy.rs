@@ -11,8 +11,10 @@
 //! When the config forbids other programs, seccomp refuses `fork`, `vfork` and `clone`
 //! without `CLONE_THREAD` (so threads work, processes do not), answers `clone3` with
 //! `ENOSYS` (libc falls back to `clone`, whose flags a filter can read), and routes
-//! `execve`/`execveat` to a listener the supervisor answers exactly once, for the launch
-//! itself; every later exec fails.
+//! `execve`/`execveat` to a listener the supervisor keeps for the whole run: it lets the
+//! launch's own `execve` through and answers every later one `EPERM`. A script cannot add
+//! a listener of its own (the kernel allows one per task, and `seccomp` with the listener
+//! flag is refused).
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, OwnedFd};
@@ -84,10 +86,14 @@ fn abi(version: u8) -> ABI {
     }
 }
 
-/// A ruleset ready for the child, with the rights it adds itself.
+/// A ruleset ready for the child, with the rights it adds itself on the run's tmpfs.
 pub(crate) struct Landlock {
     pub ruleset: OwnedFd,
-    pub scratch_access: u64,
+    /// On `home/`, the scratch directory.
+    pub home_access: u64,
+    /// On the skill mirror (0 when the skill may not be read beyond its script).
+    pub mirror_access: u64,
+    /// On the approved script's copy.
     pub script_access: u64,
 }
 
@@ -163,7 +169,7 @@ pub(crate) fn landlock_ruleset(
             .add_rule(PathBeneath::new(inputs.skill_root.as_fd(), read_dir))
             .map_err(|e| err(&e))?;
     }
-    let scratch = if config.can_write_files {
+    let home = if config.can_write_files {
         AccessFs::from_all(abi) & !AccessFs::Execute
     } else {
         read_dir
@@ -172,7 +178,12 @@ pub(crate) fn landlock_ruleset(
     let ruleset = ruleset.ok_or_else(|| "Landlock: no ruleset was created".to_owned())?;
     Ok(Landlock {
         ruleset,
-        scratch_access: scratch.bits(),
+        home_access: home.bits(),
+        mirror_access: if config.can_read_files {
+            read_dir.bits()
+        } else {
+            0
+        },
         script_access: BitFlags::<AccessFs>::from(AccessFs::ReadFile).bits(),
     })
 }
@@ -333,8 +344,23 @@ pub(crate) fn seccomp_filters(
         rules.insert(sys, Vec::new());
     }
     if !memory_by_cgroup {
-        rules.insert(libc::SYS_memfd_create, Vec::new());
+        // Pages RLIMIT_AS never counts: in-memory files, and System V segments touched
+        // through a mapping that is then detached.
+        for sys in [libc::SYS_memfd_create, libc::SYS_shmget, libc::SYS_shmat] {
+            rules.insert(sys, Vec::new());
+        }
     }
+    // A second listener would let the script answer its own exec notifications (the
+    // kernel allows one per task, and the supervisor keeps the first anyway).
+    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    rules.insert(
+        libc::SYS_seccomp,
+        vec![rule(vec![cond(
+            1,
+            SeccompCmpOp::MaskedEq(listener),
+            listener,
+        )?])?],
+    );
     let mut clone_rules = Vec::new();
     for flag in NAMESPACE_FLAGS {
         clone_rules.push(rule(vec![cond(0, SeccompCmpOp::MaskedEq(flag), flag)?])?);
@@ -355,8 +381,10 @@ pub(crate) fn seccomp_filters(
             rules.insert(libc::SYS_socket, Vec::new());
         }
         Network::Allowed(_) => {
+            // IPv4 and IPv6 only: not unix sockets (a path-named one, such as a session
+            // bus, reaches services outside the sandbox; Landlock does not cover
+            // connecting to it), not raw packets or netlink. `socketpair` stays.
             let families = rule(vec![
-                cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?,
                 cond(0, SeccompCmpOp::Ne, libc::AF_INET as u64)?,
                 cond(0, SeccompCmpOp::Ne, libc::AF_INET6 as u64)?,
             ])?;

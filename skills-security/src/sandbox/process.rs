@@ -259,7 +259,7 @@ impl ProcessSandbox {
             kernel_landlock: sys::landlock_abi(),
             userns: userns_available(),
             seccomp: seccomp_available(),
-            last_cap: super::run::last_cap(),
+            last_cap: super::prepare::last_cap(),
         })
     }
 

@@ -14,7 +14,7 @@
 use std::ffi::{CStr, CString};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use nix::dir::{Dir, Type};
@@ -71,25 +71,47 @@ impl RunDir {
         Err("cannot make a scratch directory: every random name was taken".into())
     }
 
-    /// The directory's descriptor.
-    pub fn fd(&self) -> RawFd {
-        self.dir.as_raw_fd()
+    /// A new descriptor of the directory (above the standard stream numbers).
+    pub fn fd_clone(&self) -> Result<OwnedFd, String> {
+        self.dir
+            .try_clone()
+            .map_err(|e| format!("cannot duplicate the scratch directory's descriptor: {e}"))
     }
 
-    /// Its path (for `HOME` and `TMPDIR`; never used to act on it).
+    /// Its path (the reopen check and the run's paths; never used to act on it).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Keeps the directory after the run, with the files copied from `source` (the run's
-    /// tmpfs) when given: regular files and directories only, at most `max_bytes`.
+    /// Where the script's scratch directory (`HOME`) is: `home/` inside.
+    pub fn home_path(&self) -> PathBuf {
+        self.path.join("home")
+    }
+
+    /// Makes `home/` in the directory itself (runs without a private view) and opens it.
+    pub fn make_home(&self) -> Result<OwnedFd, String> {
+        mkdirat(&self.dir, c"home", Mode::S_IRWXU)
+            .and_then(|()| openat(&self.dir, c"home", dir_flags(), Mode::empty()))
+            .map_err(|e| format!("cannot make the scratch directory: {e}"))
+    }
+
+    /// Keeps `home/` after the run, with the files copied from `source` (the run's tmpfs
+    /// `home/`) when given: regular files and directories only, at most `max_bytes`.
     pub fn keep(&mut self, source: Option<BorrowedFd<'_>>, max_bytes: u64) -> PathBuf {
         self.keep = true;
         if let Some(source) = source {
-            let mut budget = max_bytes;
-            let _ = copy_tree(source, self.dir.as_fd(), &mut budget, 0);
+            let made = match mkdirat(&self.dir, c"home", Mode::S_IRWXU) {
+                Ok(()) | Err(nix::errno::Errno::EEXIST) => {
+                    openat(&self.dir, c"home", dir_flags(), Mode::empty())
+                }
+                Err(e) => Err(e),
+            };
+            if let Ok(home) = made {
+                let mut budget = max_bytes;
+                let _ = copy_tree(source, home.as_fd(), &mut budget, 0);
+            }
         }
-        self.path.clone()
+        self.home_path()
     }
 }
 
@@ -238,6 +260,7 @@ mod tests {
         let mut run = RunDir::create(root.path())?;
         let from = nix::fcntl::open(source.path(), dir_flags(), Mode::empty())?;
         let kept = run.keep(Some(from.as_fd()), 100);
+        assert!(kept.ends_with("home"));
         drop(run);
         let small = std::fs::read(kept.join("out.txt"))?;
         let big = std::fs::read(kept.join("sub/big"))?;

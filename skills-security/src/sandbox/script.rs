@@ -10,7 +10,7 @@
 //! regular file within the size limit, hashes the bytes it read through that descriptor
 //! (SHA-256), and picks the interpreter from the extension only. At launch the sandbox opens
 //! the script again the same way, hashes what it read, refuses a mismatch, and runs exactly
-//! those bytes (a private read-only copy bound over the script's path).
+//! those bytes (a private read-only copy in the run's own tmpfs).
 
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -150,13 +150,11 @@ pub(crate) fn check_relative(relative: &str) -> Result<Vec<&str>, ScriptError> {
     Ok(parts)
 }
 
-/// A script opened once beneath its skill root: the descriptor, and the bytes read from
-/// it with their hash. Whatever runs is these bytes.
+/// A script read once beneath its skill root through one descriptor: the bytes and their
+/// hash. Whatever runs is these bytes.
 #[derive(Debug)]
 pub(crate) struct OpenedScript {
-    /// The script's file, opened without following any symlink.
-    pub file: OwnedFd,
-    /// Its content as read through `file`.
+    /// Its content, as read through the one descriptor.
     pub bytes: Vec<u8>,
     /// SHA-256 of `bytes`, hex.
     pub sha256: String,
@@ -253,11 +251,7 @@ pub(crate) fn open_beneath(
         });
     }
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    Ok(OpenedScript {
-        file: OwnedFd::from(reader),
-        bytes,
-        sha256,
-    })
+    Ok(OpenedScript { bytes, sha256 })
 }
 
 /// Resolves `relative` beneath `skill_root` and hashes it; see the module docs.

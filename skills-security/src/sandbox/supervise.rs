@@ -167,6 +167,8 @@ pub(crate) struct Pipes {
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
     pub cancel: OwnedFd,
+    /// The exec filter's listener: every notification now is refused.
+    pub listener: Option<OwnedFd>,
 }
 
 /// CPU time (ms) of `pids` and their descendants (reaped ones are in `cutime`), bounded to
@@ -220,12 +222,12 @@ pub(crate) fn supervise(
 ) -> Supervised {
     let mut out = Stream::new(pipes.stdout, max_output);
     let mut err = Stream::new(pipes.stderr, max_output);
-    let mut stdin = if pipes.stdin_bytes.is_empty() {
-        None
-    } else {
-        let _ = fcntl(&pipes.stdin, FcntlArg::F_SETFL(OFlag::O_NONBLOCK));
-        Some(pipes.stdin)
-    };
+    // Nothing to send: close at once, so a script reading stdin sees its end.
+    let mut stdin = (!pipes.stdin_bytes.is_empty()).then_some(pipes.stdin);
+    if let Some(fd) = &stdin {
+        let _ = fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK));
+    }
+    let mut listener = pipes.listener;
     let mut written = 0usize;
     let cancel = pipes.cancel;
     let cpu_limit_ms = u64::try_from(cpu_limit.as_millis()).unwrap_or(u64::MAX);
@@ -257,8 +259,12 @@ pub(crate) fn supervise(
                 kill(child, KillReason::Cpu, &mut killed);
             }
         }
-        let wait = deadline
-            .saturating_duration_since(now)
+        let until_deadline = if killed.is_some() {
+            POLL
+        } else {
+            deadline.saturating_duration_since(now)
+        };
+        let wait = until_deadline
             .min(next_poll.saturating_duration_since(now))
             .max(Duration::from_millis(1));
         let pidfd = child.pidfd.as_fd();
@@ -266,11 +272,12 @@ pub(crate) fn supervise(
             PollFd::new(pidfd, PollFlags::POLLIN),
             PollFd::new(cancel.as_fd(), PollFlags::POLLIN),
         ];
-        let mut slots = [None; 3];
+        let mut slots = [None; 4];
         for (slot, fd, flags) in [
             (0, borrowed(&out.fd), PollFlags::POLLIN),
             (1, borrowed(&err.fd), PollFlags::POLLIN),
             (2, borrowed(&stdin), PollFlags::POLLOUT),
+            (3, borrowed(&listener), PollFlags::POLLIN),
         ] {
             if let Some(fd) = fd {
                 slots[slot] = Some(fds.len());
@@ -292,7 +299,17 @@ pub(crate) fn supervise(
         let out_ready = slots[0].is_some_and(ready);
         let err_ready = slots[1].is_some_and(ready);
         let in_ready = slots[2].is_some_and(ready);
+        let exec_attempt = slots[3].and_then(|i| fds.get(i)).and_then(PollFd::revents);
         drop(fds);
+        if let Some(events) = exec_attempt {
+            if events.contains(PollFlags::POLLIN) {
+                if let Some(fd) = &listener {
+                    let _ = sys::answer_exec(fd.as_fd(), false);
+                }
+            } else if !events.is_empty() {
+                listener = None; // every process of the run is gone
+            }
+        }
         if cancelled && killed.is_none() {
             kill(child, KillReason::Cancelled, &mut killed);
         }

@@ -1,6 +1,6 @@
 //! The approved-bytes guarantee, attacked through the hook after hashing (a seam only
-//! tests see): whatever happens to the file then, either the approved content runs or
-//! nothing does.
+//! tests see): whatever happens to the file then, the approved content runs, from the run's
+//! private copy.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -91,20 +91,10 @@ fn a_script_swapped_after_the_hash_runs_as_approved_or_not_at_all() {
         let request = SandboxRequest::script(&skill, "scripts/s.sh", &scratch, config.clone())
             .sha256(approved.sha256.clone());
         let out = sandbox.run_blocking(request);
-        assert!(!out.stdout.text.contains("EVIL"), "{what}: {out:?}");
-        match &out.status {
-            Status::Success => {
-                assert_eq!(out.stdout.text, "approved\n", "{what}");
-                assert_eq!(out.sha256.as_deref(), Some(approved.sha256.as_str()));
-            }
-            Status::Refused { reason } => {
-                assert!(reason.contains("replaced"), "{what}: {reason}");
-                assert!(out.stdout.text.is_empty());
-            }
-            other => panic!("{what}: {other:?}"),
-        }
-        if what == "overwritten in place" {
-            assert_eq!(out.status, Status::Success, "the private copy runs");
-        }
+        assert_eq!(out.status, Status::Success, "{what}: {out:?}");
+        assert_eq!(out.stdout.text, "approved\n", "{what}: {out:?}");
+        assert_eq!(out.sha256.as_deref(), Some(approved.sha256.as_str()));
+        // The file the host sees did change: the run used its copy.
+        assert!(std::fs::read_to_string(&script).is_ok_and(|s| s.contains("EVIL")));
     }
 }
