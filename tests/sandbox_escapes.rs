@@ -201,11 +201,13 @@ async fn the_rlimit_fallback_is_a_named_choice_and_says_so() {
         .run(fx.request("scripts/shm.py", &[], community.clone()))
         .await;
     assert_eq!(out.stdout.text, "-1 1\n", "{out:?}");
-    let out = fx.run("scripts/shm.py", &[], community).await;
-    assert!(
-        !out.stdout.text.starts_with("-1"),
-        "with a memory cgroup they count: {out:?}"
-    );
+    if fx.has_cgroups() {
+        let out = fx.run("scripts/shm.py", &[], community).await;
+        assert!(
+            !out.stdout.text.starts_with("-1"),
+            "with a memory cgroup they count: {out:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,17 +19,20 @@
 //!   `max_scratch_bytes` mounted on it inside the run: the disk is capped as a whole and the
 //!   host's disk is untouched.
 //! * **The approved bytes run.** The script is opened once beneath the skill root without
-//!   following symlinks, hashed from that descriptor, and a private read-only copy of those
-//!   bytes is bound over its path in the run's mount namespace, so `$0` and `__file__` keep
-//!   their meaning. Replacing the file before the bind makes the launch refuse.
+//!   following symlinks and hashed from that descriptor; the interpreter runs a read-only
+//!   copy of those bytes on the run's own tmpfs, inside `skill/`, a mirror of the skill
+//!   directory along the script's path whose other entries link to the real ones (so the
+//!   script's own directory and `SKILL_DIR` still find the skill's files). Nothing outside
+//!   the run can change what runs.
 //! * **Filesystem.** Landlock at the newest ABI the kernel and this build share, fully
 //!   enforced, at least ABI 3 (6 when the network is allowed): system directories
 //!   read-only, the skill directory read-only (or only the script), the scratch tmpfs the
 //!   only writable place, nothing else (`/root`, `/home`, `/tmp`, `/proc`, `/sys`,
 //!   `/dev/shm`).
-//! * **System calls.** `no_new_privs` and seccomp: a deny-list, socket families, namespace
-//!   creation; without `can_execute_code`, no exec after the launch and no new processes,
-//!   threads allowed. Foreign architectures and x32 numbers kill.
+//! * **System calls.** `no_new_privs` and seccomp: a deny-list, socket families (IPv4 and
+//!   IPv6 only), namespace creation; without `can_execute_code`, no exec after the launch
+//!   (the supervisor keeps the exec listener and refuses every later call) and no new
+//!   processes, threads allowed. Foreign architectures and x32 numbers kill.
 //! * **Resources.** A cgroup per run for memory (resident, swap off) and tasks, nested under
 //!   the host's own on cgroup v1; `RLIMIT_AS`/`RLIMIT_NPROC` where none can be made;
 //!   rlimits for CPU, file size, open files and core dumps; a wall timeout, CPU polled every
