@@ -69,9 +69,14 @@ fn skills() -> Arc<InMemorySkills> {
 }
 
 fn plain() -> Executor {
-    Executor::builder(skills())
-        .native("noop", Arc::new(NoOp))
-        .build()
+    Executor::builder(
+        skills(),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("noop", Arc::new(NoOp))
+    .build()
 }
 
 async fn plan_and_run(executor: &Executor, specs: Vec<StepSpec>) -> ExecutionPlan {
@@ -87,11 +92,15 @@ async fn plan_and_run(executor: &Executor, specs: Vec<StepSpec>) -> ExecutionPla
 /// Plan, save, execute persisted and audited, on fresh stores.
 async fn plan_and_run_stored(specs: Vec<StepSpec>) {
     let store = Arc::new(InMemoryPlanStore::new());
-    let executor = Executor::builder(skills())
-        .native("noop", Arc::new(NoOp))
-        .plan_store(store.clone())
-        .audit(AuditTrail::new(Arc::new(InMemoryAuditStore::new())))
-        .build();
+    let executor = Executor::builder(
+        skills(),
+        skills::security::gate::PolicyGate::allow_all(AuditTrail::new(Arc::new(
+            InMemoryAuditStore::new(),
+        ))),
+    )
+    .native("noop", Arc::new(NoOp))
+    .plan_store(store.clone())
+    .build();
     let scope = UserScope::new("acme", "alice");
     let plan = Planner::new().plan("bench", specs).await.unwrap();
     let record = save_plan(store.as_ref(), &scope, &plan).await.unwrap();

@@ -10,8 +10,8 @@ use skills::security::gate::{
     Decision, DenyCode, PolicyGate, SkillInfo, StepApproval, StepRequest,
 };
 use skills::security::permissions::{
-    InMemoryRateLimiter, Merge, PermissionRule, Permissions, Principal, RateLimit, Scope,
-    SkillTarget, Target, Window, resolve,
+    InMemoryApprovers, InMemoryRateLimiter, Merge, PermissionRule, Permissions, Principal,
+    RateLimit, Scope, SkillTarget, Target, Window, resolve,
 };
 use skills::security::{DataClass, RegulatedApproval, TrustLevel};
 use skills::store::audit::{AuditEntry, AuditQuery, AuditRecord, AuditStore, ChainHead};
@@ -204,6 +204,7 @@ fn fields_resolve_independently_and_tools_follow_their_own_rule() {
 }
 
 struct Setup {
+    approvers: Arc<InMemoryApprovers>,
     gate: PolicyGate,
     clock: Arc<ManualClock>,
     store: Arc<InMemoryAuditStore>,
@@ -216,14 +217,17 @@ fn setup(rules: Vec<PermissionRule>) -> Setup {
     let tenant = TenantId::new("acme");
     permissions.set_rules(&tenant, rules);
     let store = Arc::new(InMemoryAuditStore::new());
+    let approvers = Arc::new(InMemoryApprovers::new());
     let gate = PolicyGate::new(
         permissions,
         Arc::new(InMemoryRateLimiter::new()),
         Autonomy::new(Arc::new(InMemoryTrustStore::new()), clock.clone()),
         AuditTrail::new(store.clone()),
         clock.clone(),
-    );
+    )
+    .with_approvers(approvers.clone());
     Setup {
+        approvers,
         gate,
         clock,
         store,
@@ -473,7 +477,7 @@ async fn rule_approvals_need_an_approver_role_and_this_execution() {
         s.gate.check(&no_role).await.unwrap(),
         Decision::AskApproval { .. }
     ));
-    let other_step = step("a1").with_approval(StepApproval::new("a9", "carol").role("manager"));
+    let other_step = step("a1").with_approval(StepApproval::new("a9", "carol"));
     assert!(matches!(
         s.gate.check(&other_step).await.unwrap(),
         Decision::Deny {
@@ -481,11 +485,118 @@ async fn rule_approvals_need_an_approver_role_and_this_execution() {
             ..
         }
     ));
-    let ok = step("a1").with_approval(StepApproval::new("a1", "carol").role("manager"));
+    // Carol's roles come from the host's directory, not from her approval.
+    let carol = step("a1").with_approval(StepApproval::new("a1", "carol"));
+    let Decision::AskApproval { reason, .. } = s.gate.check(&carol).await.unwrap() else {
+        panic!("carol holds no role yet")
+    };
+    assert!(
+        reason.contains("holds none of the approver roles"),
+        "{reason}"
+    );
+    s.approvers.grant("acme", "carol", "manager");
     assert!(matches!(
-        s.gate.check(&ok).await.unwrap(),
+        s.gate.check(&carol).await.unwrap(),
         Decision::Allow { .. }
     ));
+}
+
+#[tokio::test]
+async fn nobody_approves_their_own_step_unless_a_rule_says_so() {
+    let rule = || {
+        PermissionRule::new("needs-ok", Scope::Organization, Target::Skill("pdf".into()))
+            .requires_approval(true, Vec::<String>::new())
+    };
+    let s = setup(vec![rule()]);
+    trusted(&s, "pdf").await;
+    // Alice asked for the step (she is the principal); her own yes is not enough.
+    let own = step("s1").with_approval(StepApproval::new("s1", "alice"));
+    let Decision::AskApproval { reason, .. } = s.gate.check(&own).await.unwrap() else {
+        panic!("self-approval accepted")
+    };
+    assert!(reason.contains("cannot also approve it"), "{reason}");
+    // Anyone else's is (the rule names no roles).
+    let bob = step("s1").with_approval(StepApproval::new("s1", "bob"));
+    assert!(matches!(
+        s.gate.check(&bob).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+    // A rule may allow it, explicitly.
+    let lenient = setup(vec![rule().self_approval(true)]);
+    trusted(&lenient, "pdf").await;
+    assert!(matches!(
+        lenient.gate.check(&own).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+}
+
+#[tokio::test]
+async fn a_community_skill_runs_only_where_a_rule_allows_it() {
+    let s = setup(Vec::new());
+    let community = SkillInfo::new(
+        "scraper",
+        "someone/scraper",
+        TrustLevel::Community,
+        RiskLevel::Low,
+    );
+    let req = StepRequest::new(principal(), community.clone(), "c1");
+    let Decision::Deny { code, reason, rule } = s.gate.check(&req).await.unwrap() else {
+        panic!("a community skill ran on the default")
+    };
+    assert_eq!(code, DenyCode::NotPermitted);
+    assert!(rule.is_none() && reason.contains("community"), "{reason}");
+    let allowed = setup(vec![
+        PermissionRule::new(
+            "ok-scraper",
+            Scope::Organization,
+            Target::Skill("scraper".into()),
+        )
+        .execute(true),
+    ]);
+    assert!(
+        matches!(
+            allowed.gate.check(&req).await.unwrap(),
+            Decision::AskApproval { .. }
+        ),
+        "allowed to run, it still asks the first time"
+    );
+    // Other trust levels keep the default.
+    let user = SkillInfo::new("mine", "acme/mine", TrustLevel::User, RiskLevel::Low);
+    assert!(matches!(
+        s.gate
+            .check(&StepRequest::new(principal(), user, "u1"))
+            .await
+            .unwrap(),
+        Decision::AskApproval { .. }
+    ));
+}
+
+#[tokio::test]
+async fn allow_all_is_a_named_choice_that_still_audits() {
+    let store = Arc::new(InMemoryAuditStore::new());
+    let gate = PolicyGate::allow_all(AuditTrail::new(store.clone()));
+    assert!(!gate.checks());
+    let community = SkillInfo::new(
+        "scraper",
+        "someone/scraper",
+        TrustLevel::Community,
+        RiskLevel::Critical,
+    );
+    let decision = gate
+        .check(&StepRequest::new(principal(), community, "z1"))
+        .await
+        .unwrap();
+    assert!(matches!(decision, Decision::Allow { .. }), "{decision:?}");
+    let entries = gate
+        .trail()
+        .query(
+            &TenantId::new("acme"),
+            &Viewer::Auditor,
+            &AuditFilter::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(entries.len(), 1);
 }
 
 #[tokio::test]

@@ -27,10 +27,15 @@ use skills::orchestrate::progress::{CollectingSink, ProgressEvent};
 use skills::security::TrustLevel;
 
 fn executor(skills: InMemorySkills, probe: &Arc<Probe>) -> Executor {
-    Executor::builder(Arc::new(skills))
-        .native("work", probe.clone())
-        .retry(no_wait(1))
-        .build()
+    Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .retry(no_wait(1))
+    .build()
 }
 
 fn states(result: &ExecutionResult) -> Vec<(&str, StepState)> {
@@ -111,10 +116,15 @@ fn a_wide_fan_out_runs_every_dependent_with_the_roots_summary() {
 #[test]
 fn the_concurrency_limit_is_honoured_and_used() {
     let probe = Probe::ok();
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .concurrency(3)
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .concurrency(3)
+    .build();
     let specs = (0..20)
         .map(|i| StepSpec::new(format!("s{i:02}"), "work", "parallel"))
         .collect();
@@ -126,10 +136,15 @@ fn the_concurrency_limit_is_honoured_and_used() {
     assert_eq!(probe.max_in_flight(), 3);
 
     let serial = Probe::ok();
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", serial.clone())
-        .concurrency(1)
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", serial.clone())
+    .concurrency(1)
+    .build();
     block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
     assert_eq!(serial.max_in_flight(), 1);
 }
@@ -146,10 +161,15 @@ fn a_step_failing_twice_succeeds_on_its_third_attempt() {
             )))
         }
     });
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .retry(no_wait(3))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .retry(no_wait(3))
+    .build();
     let plan = block_on(plan(chain(&["flaky", "after"], "work")));
     let sink = Arc::new(CollectingSink::new());
     let result =
@@ -189,10 +209,15 @@ fn exhausted_retries_fail_the_step_and_skip_its_dependents_transitively() {
             Ok(StepOutput::text("fine"))
         }
     });
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .retry(no_wait(3))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .retry(no_wait(3))
+    .build();
     let plan = block_on(plan(vec![
         StepSpec::new("bad", "work", "fails"),
         StepSpec::new("other", "work", "independent"),
@@ -245,10 +270,15 @@ fn exhausted_retries_fail_the_step_and_skip_its_dependents_transitively() {
 #[test]
 fn final_failures_are_not_retried() {
     let probe = Probe::new(|_, _| Err(StepError::failed("broken for good")));
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .retry(no_wait(5))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .retry(no_wait(5))
+    .build();
     let plan = block_on(plan(vec![StepSpec::new("x", "work", "x")]));
     let result = block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
     assert_eq!(result.step("x").unwrap().attempts, 1);
@@ -256,11 +286,16 @@ fn final_failures_are_not_retried() {
 
     // A per-step policy overrides the default.
     let probe = Probe::new(|_, _| Err(StepError::transient("again")));
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .retry(no_wait(5))
-        .step_retry("x", no_wait(2))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .retry(no_wait(5))
+    .step_retry("x", no_wait(2))
+    .build();
     let result = block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
     assert_eq!(result.step("x").unwrap().attempts, 2);
 }
@@ -343,10 +378,15 @@ fn cancellation_lets_running_steps_finish_and_starts_nothing_new() {
         handle.cancel();
         Ok(StepOutput::text("done"))
     });
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .concurrency(1)
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .concurrency(1)
+    .build();
     let group = block_on(plan(
         (0..10)
             .map(|i| StepSpec::new(format!("p{i}"), "work", "p"))
@@ -404,11 +444,16 @@ fn composite_nesting_is_depth_limited() {
         SkillDefinition::composite("bomb", vec![StepSpec::new("again", "bomb", "again")])
             .trust(TrustLevel::User),
     );
-    let executor = Executor::builder(Arc::new(skills))
-        .native("work", probe)
-        .max_depth(3)
-        .retry(no_wait(1))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe)
+    .max_depth(3)
+    .retry(no_wait(1))
+    .build();
     let plan = block_on(plan(vec![StepSpec::new("start", "bomb", "go")]));
     let result = block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
     let start = result.step("start").unwrap();
@@ -439,10 +484,15 @@ fn an_instruction_skill_whose_model_never_answers_times_out() {
             .trust(TrustLevel::User)
             .timeout(Duration::from_millis(20)),
     );
-    let executor = Executor::builder(Arc::new(skills))
-        .llm(Arc::new(Silent))
-        .retry(no_wait(2))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .llm(Arc::new(Silent))
+    .retry(no_wait(2))
+    .build();
     let plan = block_on(plan(chain(&["t", "u"], "think")));
     let result = block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
     let t = result.step("t").unwrap();
@@ -471,16 +521,21 @@ impl Timer for TokioTimer {
 async fn the_host_timer_bounds_instruction_skills_on_tokio() {
     let skills = InMemorySkills::new()
         .with(SkillDefinition::instruction("think", "Think.").trust(TrustLevel::User));
-    let executor = Executor::builder(Arc::new(skills))
-        .llm(Arc::new(Silent))
-        .timer(Arc::new(TokioTimer))
-        .sandbox_config(
-            TrustLevel::User,
-            skills::security::SandboxConfig::for_trust(TrustLevel::User)
-                .with_timeout(Duration::from_millis(10)),
-        )
-        .retry(no_wait(1))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .llm(Arc::new(Silent))
+    .timer(Arc::new(TokioTimer))
+    .sandbox_config(
+        TrustLevel::User,
+        skills::security::SandboxConfig::for_trust(TrustLevel::User)
+            .with_timeout(Duration::from_millis(10)),
+    )
+    .retry(no_wait(1))
+    .build();
     let plan = plan(vec![StepSpec::new("t", "think", "x")]).await;
     let result = executor.execute(&plan, Run::new(alice())).await.unwrap();
     assert_eq!(
@@ -499,9 +554,14 @@ fn instruction_skills_answer_through_the_model_with_structured_output() {
         SkillDefinition::instruction("crm", "Look up renewals in the CRM notes.")
             .trust(TrustLevel::User),
     );
-    let executor = Executor::builder(Arc::new(skills))
-        .llm(model.clone())
-        .build();
+    let executor = Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .llm(model.clone())
+    .build();
     let plan = block_on(plan(vec![StepSpec::new("find", "crm", "Find renewals")]));
     let result =
         block_on(executor.execute(&plan, Run::new(alice()).input("notes: renewal talk"))).unwrap();
@@ -542,10 +602,15 @@ fn summaries_stay_within_the_skills_verbosity() {
                 .trust(TrustLevel::User)
                 .verbosity(verbosity),
         );
-        let executor = Executor::builder(Arc::new(skills))
-            .native("work", probe)
-            .summaries(SummaryMode::Truncate)
-            .build();
+        let executor = Executor::builder(
+            Arc::new(skills),
+            skills::security::gate::PolicyGate::allow_all(
+                skills::security::audit::AuditTrail::in_memory(),
+            ),
+        )
+        .native("work", probe)
+        .summaries(SummaryMode::Truncate)
+        .build();
         let plan = block_on(plan(vec![StepSpec::new("s", "work", "x")]));
         let result = block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
         let step = result.step("s").unwrap();
@@ -582,10 +647,15 @@ fn summaries_stay_within_the_skills_verbosity() {
             .trust(TrustLevel::User)
             .verbosity(Verbosity::Minimal),
     );
-    let executor = Executor::builder(Arc::new(skills))
-        .native("work", probe)
-        .llm(model.clone())
-        .build();
+    let executor = Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe)
+    .llm(model.clone())
+    .build();
     let plan = block_on(plan(vec![
         StepSpec::new("long", "work", "x"),
         StepSpec::new("short", "work", "y"),
@@ -616,9 +686,14 @@ fn summaries_stay_within_the_skills_verbosity() {
 
 #[test]
 fn unknown_skills_and_unregistered_natives_fail_as_unavailable() {
-    let executor = Executor::builder(Arc::new(natives(&["ghost"])))
-        .retry(no_wait(3))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["ghost"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .retry(no_wait(3))
+    .build();
     let plan = block_on(plan(vec![
         StepSpec::new("a", "missing", "x"),
         StepSpec::new("b", "ghost", "y"),
@@ -637,7 +712,13 @@ fn unknown_skills_and_unregistered_natives_fail_as_unavailable() {
 #[test]
 fn the_execute_future_is_send() {
     fn assert_send<T: Send>(_: &T) {}
-    let executor = Executor::builder(Arc::new(InMemorySkills::new())).build();
+    let executor = Executor::builder(
+        Arc::new(InMemorySkills::new()),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .build();
     let plan = block_on(plan(vec![StepSpec::new("a", "x", "y")]));
     let future = executor.execute(&plan, Run::new(alice()));
     assert_send(&future);
@@ -670,7 +751,7 @@ proptest! {
                 specs[to] = specs[to].clone().after(format!("s{from:02}"));
             }
         }
-        let executor = Executor::builder(Arc::new(natives(&["work"])))
+        let executor = Executor::builder(Arc::new(natives(&["work"])), skills::security::gate::PolicyGate::allow_all(skills::security::audit::AuditTrail::in_memory()))
             .native("work", probe.clone())
             .concurrency(limit)
             .retry(no_wait(1))

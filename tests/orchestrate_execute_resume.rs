@@ -99,10 +99,15 @@ async fn statuses(store: &InMemoryPlanStore, plan_id: &str) -> Vec<StepStatus> {
 fn a_crashed_run_resumes_without_running_completed_steps_again() {
     let store = Arc::new(InMemoryPlanStore::new());
     let (crashy, started) = Crashy::new("c");
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", crashy.clone())
-        .plan_store(store.clone())
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", crashy.clone())
+    .plan_store(store.clone())
+    .build();
     let plan = block_on(plan(chain(&["a", "b", "c", "d"], "work")));
     let record = block_on(save_plan(store.as_ref(), &alice(), &plan)).unwrap();
 
@@ -207,11 +212,16 @@ fn a_failed_step_runs_again_on_resume_and_completed_ones_do_not() {
             Ok(StepOutput::text(format!("{} ok", input.step_id)))
         }
     });
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .plan_store(store.clone())
-        .retry(no_wait(1))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .plan_store(store.clone())
+    .retry(no_wait(1))
+    .build();
     let plan = block_on(plan(chain(&["a", "b", "c"], "work")));
     let record = block_on(save_plan(store.as_ref(), &alice(), &plan)).unwrap();
     let run = || Run::new(alice()).stored_plan(record.id.clone());
@@ -257,10 +267,15 @@ fn a_cancelled_run_resumes_where_it_stopped() {
         }
         Ok(StepOutput::text(format!("{} ok", input.step_id)))
     });
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .plan_store(store.clone())
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .plan_store(store.clone())
+    .build();
     let plan = block_on(plan(chain(&["a", "b", "c", "d"], "work")));
     let record = block_on(save_plan(store.as_ref(), &alice(), &plan)).unwrap();
     let first = block_on(
@@ -297,10 +312,15 @@ fn a_cancelled_run_resumes_where_it_stopped() {
 fn a_stored_run_of_a_plan_the_store_does_not_hold_is_refused() {
     let store = Arc::new(InMemoryPlanStore::new());
     let probe = Probe::ok();
-    let executor = Executor::builder(Arc::new(natives(&["work"])))
-        .native("work", probe.clone())
-        .plan_store(store)
-        .build();
+    let executor = Executor::builder(
+        Arc::new(natives(&["work"])),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .plan_store(store)
+    .build();
     let plan = block_on(plan(chain(&["a"], "work")));
     let error =
         block_on(executor.execute(&plan, Run::new(alice()).stored_plan("nope"))).unwrap_err();

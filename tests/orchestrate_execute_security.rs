@@ -46,6 +46,13 @@ async fn records(store: &InMemoryAuditStore) -> Vec<AuditRecord> {
         .collect()
 }
 
+/// The execution records (the gate's own decision records left out).
+async fn execution_records(store: &InMemoryAuditStore) -> Vec<AuditRecord> {
+    let mut all = records(store).await;
+    all.retain(|r| skills::security::audit::PolicyFlag::find(r).is_none());
+    all
+}
+
 fn writer() -> InMemorySkills {
     InMemorySkills::new()
         .with(
@@ -56,12 +63,14 @@ fn writer() -> InMemorySkills {
 }
 
 fn leak_executor(model: Arc<ScriptedLlm>, audit: Arc<InMemoryAuditStore>) -> Executor {
-    Executor::builder(Arc::new(writer()))
-        .llm(model)
-        .native("work", Probe::ok())
-        .audit(AuditTrail::new(audit))
-        .retry(no_wait(3))
-        .build()
+    Executor::builder(
+        Arc::new(writer()),
+        skills::security::gate::PolicyGate::allow_all(AuditTrail::new(audit)),
+    )
+    .llm(model)
+    .native("work", Probe::ok())
+    .retry(no_wait(3))
+    .build()
 }
 
 #[test]
@@ -108,7 +117,7 @@ fn a_model_echoing_a_hidden_value_is_blocked_as_a_leak() {
             ..
         }
     )));
-    let records = block_on(records(&audit));
+    let records = block_on(execution_records(&audit));
     assert_eq!(records.len(), 1);
     let record = &records[0];
     assert!(!record.success);
@@ -165,10 +174,15 @@ fn made_up_tokens_are_blocked_and_issued_ones_restored() {
     );
     // ...and kept as a token for a recipient who may not see contact data.
     let model = Arc::new(ScriptedLlm::new().when(&["Honest"], "Sent to [EMAIL_001]."));
-    let executor = Executor::builder(Arc::new(writer()))
-        .llm(model)
-        .recipient_clearance(Clearance::up_to(DataClass::Internal))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(writer()),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .llm(model)
+    .recipient_clearance(Clearance::up_to(DataClass::Internal))
+    .build();
     let honest_only = block_on(plan(vec![StepSpec::new("honest", "writer", "Honest")]));
     let result = block_on(executor.execute(&honest_only, run)).unwrap();
     assert_eq!(
@@ -228,9 +242,8 @@ fn gated(
             .trust(TrustLevel::User)
             .risk(RiskLevel::Low),
     );
-    let executor = Executor::builder(Arc::new(skills))
+    let executor = Executor::builder(Arc::new(skills), gate)
         .native("work", probe.clone())
-        .gate(gate)
         .approver(approver)
         .retry(no_wait(3))
         .build();
@@ -323,9 +336,14 @@ fn regulated_data_reaches_a_core_skill_only_after_a_person_approves_it() {
 
     // No gate, no approval: the core skill sees a token.
     let probe = Probe::ok();
-    let executor = Executor::builder(Arc::new(core()))
-        .native("work", probe.clone())
-        .build();
+    let executor = Executor::builder(
+        Arc::new(core()),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("work", probe.clone())
+    .build();
     let plan = block_on(plan(vec![StepSpec::new("a", "work", "x")]));
     block_on(executor.execute(&plan, Run::new(alice()).input(input))).unwrap();
     assert!(probe.input("a").contains("[DATE_OF_BIRTH_001]") && !probe.input("a").contains("1961"));
@@ -334,9 +352,8 @@ fn regulated_data_reaches_a_core_skill_only_after_a_person_approves_it() {
     let audit = Arc::new(InMemoryAuditStore::new());
     let approver = Recording::new(ApprovalAnswer::approved("dr.ortiz"));
     let probe = Probe::ok();
-    let executor = Executor::builder(Arc::new(core()))
+    let executor = Executor::builder(Arc::new(core()), gate(audit.clone()).0)
         .native("work", probe.clone())
-        .gate(gate(audit.clone()).0)
         .approver(approver.clone())
         .build();
     let result = block_on(executor.execute(&plan, Run::new(alice()).input(input))).unwrap();
@@ -389,12 +406,17 @@ async fn script_skills_run_only_referenced_approved_scripts_in_the_sandbox() {
     sandbox.push(Status::Success, "report ready\n", "");
     let scratch = tempfile::tempdir().unwrap();
     let build = |answer: ApprovalOption| {
-        Executor::builder(Arc::new(skills.clone()))
-            .sandbox(sandbox.clone())
-            .script_approvals(Arc::new(Approvals::new(Arc::new(NonInteractive(answer)))))
-            .scratch_dir(scratch.path())
-            .retry(no_wait(2))
-            .build()
+        Executor::builder(
+            Arc::new(skills.clone()),
+            skills::security::gate::PolicyGate::allow_all(
+                skills::security::audit::AuditTrail::in_memory(),
+            ),
+        )
+        .sandbox(sandbox.clone())
+        .script_approvals(Arc::new(Approvals::new(Arc::new(NonInteractive(answer)))))
+        .scratch_dir(scratch.path())
+        .retry(no_wait(2))
+        .build()
     };
     let plan = plan(vec![
         StepSpec::new("r", "report", "Build it"),
@@ -489,10 +511,12 @@ fn a_step_whose_record_cannot_be_written_fails_closed() {
     let probe = Probe::new(|_, _| Ok(StepOutput::text("done")));
     let skills =
         InMemorySkills::new().with(SkillDefinition::native("work").trust(TrustLevel::User));
-    let executor = Executor::builder(Arc::new(skills))
-        .native("work", probe.clone())
-        .audit(AuditTrail::new(Arc::new(Broken)))
-        .build();
+    let executor = Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(AuditTrail::new(Arc::new(Broken))),
+    )
+    .native("work", probe.clone())
+    .build();
     let plan = block_on(plan(chain(&["a", "b"], "work")));
     let result = block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
     let a = result.step("a").unwrap();

@@ -32,6 +32,7 @@ contracts!(
     bulk_queries,
     tenant_isolation,
     concurrent_writers,
+    trust_levels,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

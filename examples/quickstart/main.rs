@@ -202,8 +202,11 @@ async fn catalog(
     let store = SqliteStore::open(database).await.map_err(io_error)?;
     let trail = AuditTrail::new(Arc::new(store.clone()));
     let tenant = TenantId::new("demo");
-    // A second run finds the first run's skills: import over them.
-    let options = ImportOptions::on_clash(OnClash::Overwrite);
+    // A second run finds the first run's skills: import over them. They are this demo's own
+    // skills, so it says they run at `user` trust; an import that says nothing gets
+    // `community`, the least.
+    let mut options = ImportOptions::on_clash(OnClash::Overwrite);
+    options.trust_level = Some(skills::security::TrustLevel::User.as_str().to_owned());
     writeln!(
         out,
         "\nCatalog (SQLite store {}, tenant `demo`):",
@@ -363,8 +366,16 @@ mod tests {
         } else {
             assert!(out.contains("pdf-tools failed"), "{out}");
         }
+        // On the default gate each step's first run asks the user, shown and audited:
+        // per step the gate asks, allows on the yes, then the execution record.
+        for skill in ["web-research", "pdf-tools", "changelog-writer"] {
+            assert!(
+                out.contains(&format!("the gate asks about {skill}:")),
+                "{out}"
+            );
+        }
         assert!(
-            out.contains("audit: 3 records from this task, chain of 7 verified: intact"),
+            out.contains("audit: 9 records from this task, chain of 13 verified: intact"),
             "{out}"
         );
 
@@ -378,13 +389,13 @@ mod tests {
             "{again}"
         );
         assert!(
-            again.contains("audit records before this run: 7"),
+            again.contains("audit records before this run: 13"),
             "{again}"
         );
         assert!(
-            again.contains("audit records so far: 11, chain verified"),
+            again.contains("audit records so far: 17, chain verified"),
             "{again}"
         );
-        assert!(again.contains("chain of 14 verified: intact"), "{again}");
+        assert!(again.contains("chain of 26 verified: intact"), "{again}");
     }
 }

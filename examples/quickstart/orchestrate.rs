@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use skills::catalog::Resolution;
-use skills::orchestrate::execute::{CatalogSkills, Executor, ScriptSpec};
+use skills::orchestrate::execute::{
+    ApprovalAnswer, ApprovalPrompt, CatalogSkills, Executor, ScriptSpec, StepApprover,
+};
 use skills::orchestrate::llm::ScriptedLlm;
 use skills::orchestrate::orchestrator::{FixedPlanApproval, Orchestrator, TaskRun};
 use skills::orchestrate::plan::{Planner, RiskLevel, SkillRiskTable};
@@ -18,10 +20,32 @@ use skills::orchestrate::select::{
 };
 use skills::orchestrate::synthesis::{SYNTHESIS_PROMPT_START, Synthesizer};
 use skills::security::approval::{ApprovalOption, Approvals, NonInteractive};
+use skills::security::autonomy::Autonomy;
+use skills::security::gate::PolicyGate;
+use skills::security::permissions::{InMemoryRateLimiter, Permissions};
 use skills::security::sandbox::ProcessSandbox;
 use skills::security::{AuditTrail, Context, Sanitizer, TrustLevel};
 use skills::sqlite::SqliteStore;
-use skills::store::UserScope;
+use skills::store::{SystemClock, UserScope};
+
+/// The user answering the gate's approval requests: yes, once, each shown in the output.
+struct UserApproves {
+    user: String,
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl StepApprover for UserApproves {
+    async fn approve(&self, prompt: &ApprovalPrompt) -> ApprovalAnswer {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(format!(
+                "the gate asks about {}: {} -> {} says yes, once",
+                prompt.skill_id, prompt.reason, self.user
+            ));
+        }
+        ApprovalAnswer::approved(self.user.clone())
+    }
+}
 
 use crate::io_error;
 
@@ -108,6 +132,8 @@ pub async fn orchestrate(
         .collect();
     let provider = Arc::new(
         CatalogSkills::new(resolution)
+            // Running a script is the risky step (the planner below says so too).
+            .risk("pdf-tools", skills::security::autonomy::RiskLevel::High)
             .with_store(Arc::new(store.clone()), tenant.clone())
             .script(
                 "pdf-tools",
@@ -118,14 +144,29 @@ pub async fn orchestrate(
     let scratch = tempfile::tempdir()?;
     let sandbox = ProcessSandbox::new();
     let probe = sandbox.probe();
-    let executor = Executor::builder(provider.clone())
+    // The default gate: permissions (none set: user skills may run), rate limits, and
+    // graduated autonomy over the store's trust history, every decision on the audit chain.
+    // A skill's first runs ask the user; the answers come from `approver`.
+    let clock = Arc::new(SystemClock);
+    let gate = PolicyGate::new(
+        Arc::new(Permissions::new(clock.clone())),
+        Arc::new(InMemoryRateLimiter::new()),
+        Autonomy::new(Arc::new(store.clone()), clock.clone()),
+        trail.clone(),
+        clock,
+    );
+    let approver = Arc::new(UserApproves {
+        user: scope.user.to_string(),
+        asked: std::sync::Mutex::default(),
+    });
+    let executor = Executor::builder(provider.clone(), gate)
+        .approver(approver.clone())
         .llm(model.clone())
         .sandbox(Arc::new(sandbox))
         .script_approvals(Arc::new(Approvals::new(Arc::new(NonInteractive(
             ApprovalOption::YesOnce,
         )))))
         .scratch_dir(scratch.path())
-        .audit(trail.clone())
         .build();
     // Running a script is the risky step: it makes the plan need the user's approval.
     let risks = SkillRiskTable::new()
@@ -181,6 +222,9 @@ pub async fn orchestrate(
     )?;
     for event in progress.events() {
         writeln!(out, "  {}", describe(&event))?;
+    }
+    for asked in approver.asked.lock().map(|a| a.clone()).unwrap_or_default() {
+        writeln!(out, "  {asked}")?;
     }
     writeln!(out, "  status: {:?} ({})", result.status, result.message)?;
     if let Some(execution) = &result.execution {

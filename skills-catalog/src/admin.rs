@@ -55,6 +55,7 @@ pub async fn duplicate_skill(
     copy.tags = r.tags;
     copy.requires_tools = r.requires_tools;
     copy.metadata = r.metadata;
+    copy.trust_level = r.trust_level;
     copy.files = source
         .files
         .into_iter()

@@ -96,6 +96,10 @@ pub struct ResolvedSkill {
     pub auto_inject: bool,
     /// Another source with the same id takes precedence.
     pub shadowed: bool,
+    /// The trust level the stored skill carries (`core`, `verified`, `community`, `user`),
+    /// as its installer or an admin decided; `None` for repo skills and stored skills nobody
+    /// gave one. Consumers treat `None` as `community`, the lowest level.
+    pub trust_level: Option<String>,
 }
 
 /// The merged index and what was noticed while merging.
@@ -257,6 +261,7 @@ impl Resolver {
             category: skill.category,
             enabled: true,
             requires_tools: skill.requires_tools,
+            trust_level: skill.trust_level,
             version: skill.version,
             priority,
             auto_inject,
@@ -315,6 +320,7 @@ fn repo_entry(skill: &Skill) -> ResolvedSkill {
             .unwrap_or_else(|| "general".to_owned()),
         enabled: true,
         requires_tools: front.map(|f| f.requires_tools.clone()).unwrap_or_default(),
+        trust_level: None,
         version: front.and_then(|f| f.version.clone()),
         priority: 0,
         auto_inject: false,

@@ -68,11 +68,14 @@ impl OodaState {
 /// Runs observe, orient, decide and act until the goal is reached or the bound is hit.
 ///
 /// ```
+/// use skills_security::audit::AuditTrail;
+/// use skills_security::gate::PolicyGate; // the host's gate; allow_all checks nothing
 /// use std::sync::Arc;
 /// use async_trait::async_trait;
 /// use skills_orchestrate::execute::{Executor, InMemorySkills, NativeSkill, SkillDefinition, SkillInput, StepError, StepOutput};
 /// use skills_orchestrate::ooda::OodaLoop;
-/// use skills_orchestrate::orchestrator::{Orchestrator, TaskRun};
+/// use skills_orchestrate::orchestrator::{FixedPlanApproval, Orchestrator, TaskRun};
+/// use skills_security::approval::ApprovalOption;
 /// use skills_orchestrate::plan::{Planner, SkillRiskTable};
 /// use skills_orchestrate::select::{AgentSkills, SkillCandidate, SkillSelector, Task};
 /// use skills_security::TrustLevel;
@@ -88,11 +91,12 @@ impl OodaState {
 ///
 /// # futures::executor::block_on(async {
 /// let skills = InMemorySkills::new().with(SkillDefinition::native("regulatory-monitor").trust(TrustLevel::Core));
-/// let executor = Executor::builder(Arc::new(skills)).native("regulatory-monitor", Arc::new(Scan)).build();
+/// let executor = Executor::builder(Arc::new(skills), PolicyGate::allow_all(AuditTrail::in_memory())).native("regulatory-monitor", Arc::new(Scan)).build();
 /// let index = vec![SkillCandidate::new("regulatory-monitor", "Watch regulatory filings").tags(["filings"])];
 /// let planner = Planner::new().risks(Arc::new(SkillRiskTable::new().skill("regulatory-monitor", TrustLevel::Core)));
-/// let orchestrator =
-///     Orchestrator::new(SkillSelector::new(AgentSkills::seed_defaults()), index, executor).planner(planner);
+/// let orchestrator = Orchestrator::new(SkillSelector::new(AgentSkills::seed_defaults()), index, executor)
+///     .planner(planner)
+///     .approver(Arc::new(FixedPlanApproval(Some(ApprovalOption::YesOnce))));
 /// let run = TaskRun::new(UserScope::new("acme", "alice"), "ScoutAgent");
 /// let state = OodaLoop::new(orchestrator).run(Task::new("Check new filings"), &run).await?;
 /// assert!(state.done && state.iteration == 1);

@@ -247,10 +247,13 @@ impl TaskRun {
 /// Coordinates a task from skill selection to stored learnings.
 ///
 /// ```
+/// use skills_security::audit::AuditTrail;
+/// use skills_security::gate::PolicyGate; // the host's gate; allow_all checks nothing
 /// use std::sync::Arc;
 /// use async_trait::async_trait;
 /// use skills_orchestrate::execute::{Executor, InMemorySkills, NativeSkill, SkillDefinition, SkillInput, StepError, StepOutput};
-/// use skills_orchestrate::orchestrator::{Orchestrator, OrchestrationStatus, TaskRun};
+/// use skills_orchestrate::orchestrator::{FixedPlanApproval, Orchestrator, OrchestrationStatus, TaskRun};
+/// use skills_security::approval::ApprovalOption;
 /// use skills_orchestrate::plan::{Planner, SkillRiskTable};
 /// use skills_orchestrate::select::{AgentSkills, SkillCandidate, SkillSelector, Task};
 /// use skills_security::TrustLevel;
@@ -266,12 +269,14 @@ impl TaskRun {
 ///
 /// # futures::executor::block_on(async {
 /// let skills = InMemorySkills::new().with(SkillDefinition::native("crm-lookup").trust(TrustLevel::Core));
-/// let executor = Executor::builder(Arc::new(skills)).native("crm-lookup", Arc::new(Echo)).build();
+/// let executor = Executor::builder(Arc::new(skills), PolicyGate::allow_all(AuditTrail::in_memory())).native("crm-lookup", Arc::new(Echo)).build();
 /// let selector = SkillSelector::new(AgentSkills::new().with("SupportAgent", ["crm-lookup"]));
 /// let index = vec![SkillCandidate::new("crm-lookup", "Look up an account in the CRM").triggers(["look up"])];
-/// // Core skills are low risk, so this plan needs no approval.
 /// let planner = Planner::new().risks(Arc::new(SkillRiskTable::new().skill("crm-lookup", TrustLevel::Core)));
-/// let orchestrator = Orchestrator::new(selector, index, executor).planner(planner);
+/// // Every plan asks its user first (a skill's first runs need approval); this user says yes.
+/// let orchestrator = Orchestrator::new(selector, index, executor)
+///     .planner(planner)
+///     .approver(Arc::new(FixedPlanApproval(Some(ApprovalOption::YesOnce))));
 /// let run = TaskRun::new(UserScope::new("acme", "alice"), "SupportAgent");
 /// let result = orchestrator.execute_task(&Task::new("Look up Acme"), run).await?;
 /// assert_eq!(result.status, OrchestrationStatus::Completed);

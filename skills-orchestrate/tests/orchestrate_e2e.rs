@@ -97,7 +97,16 @@ fn selection_answer(approach: &str) -> String {
     .to_string()
 }
 
+/// A world whose user approves plans once (every plan asks: the planner has no history).
 fn world(trust: TrustLevel, fail_profiling: bool) -> World {
+    let mut world = world_without_approver(trust, fail_profiling);
+    world.orchestrator = world
+        .orchestrator
+        .approver(Arc::new(FixedPlanApproval(Some(ApprovalOption::YesOnce))));
+    world
+}
+
+fn world_without_approver(trust: TrustLevel, fail_profiling: bool) -> World {
     let natives = vec![
         Recorder::new(
             StepOutput::text("Acme has 40 open roles in sales.")
@@ -124,8 +133,13 @@ fn world(trust: TrustLevel, fail_profiling: bool) -> World {
         builder_natives.push((*id, native.clone()));
     }
     let provider = Arc::new(skills);
-    let mut builder = Executor::builder(provider.clone())
-        .retry(skills_orchestrate::execute::RetryPolicy::never());
+    let mut builder = Executor::builder(
+        provider.clone(),
+        skills_security::gate::PolicyGate::allow_all(
+            skills_security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .retry(skills_orchestrate::execute::RetryPolicy::never());
     for (id, native) in builder_natives {
         builder = builder.native(id, native);
     }
@@ -350,7 +364,7 @@ fn a_refused_approval_runs_nothing() {
         Some(FixedPlanApproval(Some(ApprovalOption::No))),
         Some(FixedPlanApproval(None)),
     ] {
-        let world = world(TrustLevel::Community, false);
+        let world = world_without_approver(TrustLevel::Community, false);
         let mut orchestrator = world.orchestrator.clone();
         if let Some(approver) = approver {
             orchestrator = orchestrator.approver(Arc::new(approver));
@@ -502,10 +516,15 @@ fn plans_are_stored_before_they_run_when_a_plan_store_is_given() {
     let skills = Arc::new(
         InMemorySkills::new().with(SkillDefinition::native("pdf").trust(TrustLevel::Core)),
     );
-    let executor = Executor::builder(skills)
-        .native("pdf", native.clone())
-        .plan_store(store.clone())
-        .build();
+    let executor = Executor::builder(
+        skills,
+        skills_security::gate::PolicyGate::allow_all(
+            skills_security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .native("pdf", native.clone())
+    .plan_store(store.clone())
+    .build();
     let orchestrator = Orchestrator::new(
         SkillSelector::new(AgentSkills::seed_defaults()),
         vec![SkillCandidate::new("pdf", "Read PDF files.")],
@@ -514,6 +533,7 @@ fn plans_are_stored_before_they_run_when_a_plan_store_is_given() {
     .planner(Planner::new().risks(Arc::new(
         SkillRiskTable::new().skill("pdf", TrustLevel::Core),
     )))
+    .approver(Arc::new(FixedPlanApproval(Some(ApprovalOption::YesOnce))))
     .plan_store(store.clone());
     let result = block_on(orchestrator.execute_task(
         &Task::new("Read the PDF"),

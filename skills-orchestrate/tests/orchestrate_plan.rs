@@ -471,10 +471,16 @@ fn a_denied_step_fails_planning() {
             PermissionRule::new("no-pay", Scope::Organization, Target::Skill("pay".into()))
                 .execute(false),
         );
-        let planner = Planner::new().policy(Arc::new(GatePreview::new(
-            g.gate.clone(),
-            Principal::new("acme", "alice"),
-        )));
+        // Both skills are known (an unknown skill is community: denied by default too).
+        let known = SkillRiskTable::new()
+            .skill("pdf", TrustLevel::Verified)
+            .skill("pay", TrustLevel::Verified);
+        let planner = Planner::new()
+            .risks(Arc::new(known))
+            .policy(Arc::new(GatePreview::new(
+                g.gate.clone(),
+                Principal::new("acme", "alice"),
+            )));
         let result = planner
             .plan(
                 "t",
@@ -496,10 +502,14 @@ fn a_denied_step_fails_planning() {
             other => panic!("expected StepDenied, got {other:?}"),
         }
         // Bob's plan in another tenant is not affected by acme's rule.
-        let bob = Planner::new().policy(Arc::new(GatePreview::new(
-            g.gate.clone(),
-            Principal::new("other", "bob"),
-        )));
+        let bob = Planner::new()
+            .risks(Arc::new(
+                SkillRiskTable::new().skill("pay", TrustLevel::Verified),
+            ))
+            .policy(Arc::new(GatePreview::new(
+                g.gate.clone(),
+                Principal::new("other", "bob"),
+            )));
         assert!(
             bob.plan("t", vec![StepSpec::new("pay", "pay", "")])
                 .await

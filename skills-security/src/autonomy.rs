@@ -94,6 +94,19 @@ impl fmt::Display for RiskLevel {
     }
 }
 
+/// The risk a skill carries when nothing more is known than its trust level: core and
+/// verified skills are reviewed (`Low`), a user's own skills act for them unreviewed
+/// (`Medium`), community skills come from a public registry unreviewed (`High`). The one
+/// place the family decides a default risk.
+pub fn default_risk(trust: crate::trust::TrustLevel) -> RiskLevel {
+    use crate::trust::TrustLevel;
+    match trust {
+        TrustLevel::Core | TrustLevel::Verified => RiskLevel::Low,
+        TrustLevel::User => RiskLevel::Medium,
+        TrustLevel::Community => RiskLevel::High,
+    }
+}
+
 /// Why [`Autonomy::should_request_approval`] decided as it did; `Display` gives the seed's
 /// reason strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

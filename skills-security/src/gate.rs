@@ -5,16 +5,24 @@
 //! nobody can reconstruct later. Guarantees: [`PolicyGate::check`] answers
 //! [`Decision::Allow`] only when every check passes, in this order:
 //!
-//! 1. permission to execute (the [permission hierarchy](crate::permissions));
+//! 1. permission to execute (the [permission hierarchy](crate::permissions)); a community
+//!    skill (and a skill whose trust nobody established is one) runs only where a rule
+//!    explicitly allows it, never on the default;
 //! 2. the tool, when the step names one (allow/deny lists);
 //! 3. rate limits (the gate's own plus the resolved `max_executions_per_day`);
 //! 4. regulated data: a core skill needs a [`RegulatedApproval`] for this execution (one for
 //!    another execution denies); other trust levels never see it (the sanitizer withholds
 //!    it, per the access matrix) and the decision says so;
-//! 5. a rule's `requires_approval`: a [`StepApproval`] for this execution by a holder of one
-//!    of the rule's approver roles;
+//! 5. a rule's `requires_approval`: a [`StepApproval`] for this execution by someone other
+//!    than the requester (unless a rule allows self-approval) who, when the rule names
+//!    approver roles, holds one of them in the host's [`ApproverDirectory`] (roles never come
+//!    from the approval itself);
 //! 6. graduated [autonomy](crate::autonomy): a [`StepApproval`] for this execution when the
-//!    trust history asks for one.
+//!    trust history asks for one (the user approving their own agent's step, as seed 000's
+//!    part 4 has it).
+//!
+//! The only gate that skips these checks is [`PolicyGate::allow_all`], a name that reads as
+//! the host's choice; it still audits every decision.
 //!
 //! The run is counted against the rate limits only when the answer is allow, atomically, so
 //! concurrent steps never exceed a limit. Every decision (allow, ask, deny) is appended to
@@ -65,8 +73,8 @@ use crate::audit::{AuditError, AuditTrail, PolicyFlag, Verdict, error_text, sha2
 use crate::autonomy::{Autonomy, Outcome, RiskLevel};
 use crate::classify::DataClass;
 use crate::permissions::{
-    Permissions, Principal, RateCheck, RateKey, RateLimit, RateLimiter, ResolvedPermissions,
-    SkillTarget, Window,
+    ApproverDirectory, InMemoryApprovers, Permissions, Principal, RateCheck, RateKey, RateLimit,
+    RateLimiter, ResolvedPermissions, SkillTarget, Window,
 };
 use crate::trust::{Clearance, RegulatedApproval, TrustLevel};
 
@@ -121,7 +129,8 @@ impl SkillInfo {
     }
 }
 
-/// A human's approval of one step.
+/// A human's approval of one step. It names who approved; what roles they hold is the
+/// gate's [`ApproverDirectory`]'s to say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StepApproval {
@@ -129,8 +138,6 @@ pub struct StepApproval {
     pub execution: String,
     /// Who approved.
     pub approved_by: UserId,
-    /// The approver's roles (checked against a rule's approver roles).
-    pub roles: Vec<String>,
 }
 
 impl StepApproval {
@@ -139,14 +146,7 @@ impl StepApproval {
         StepApproval {
             execution: execution.into(),
             approved_by: approved_by.into(),
-            roles: Vec::new(),
         }
-    }
-
-    /// The approver holds `role`.
-    pub fn role(mut self, role: impl Into<String>) -> Self {
-        self.roles.push(role.into());
-        self
     }
 }
 
@@ -342,6 +342,13 @@ pub enum GateError {
     Store(#[from] skills_store_traits::Error),
 }
 
+/// Whether a gate checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Checked,
+    AllowAll,
+}
+
 /// Permissions, rate limits, the access matrix and autonomy behind one call, audited.
 #[derive(Clone)]
 pub struct PolicyGate {
@@ -351,6 +358,8 @@ pub struct PolicyGate {
     trail: AuditTrail,
     clock: Arc<dyn Clock>,
     limits: Vec<RateLimit>,
+    approvers: Arc<dyn ApproverDirectory>,
+    mode: Mode,
 }
 
 impl fmt::Debug for PolicyGate {
@@ -360,6 +369,7 @@ impl fmt::Debug for PolicyGate {
             .field("autonomy", &self.autonomy)
             .field("trail", &self.trail)
             .field("limits", &self.limits)
+            .field("mode", &self.mode)
             .finish_non_exhaustive()
     }
 }
@@ -380,7 +390,40 @@ impl PolicyGate {
             trail,
             clock,
             limits: Vec::new(),
+            approvers: Arc::new(InMemoryApprovers::new()),
+            mode: Mode::Checked,
         }
+    }
+
+    /// A gate that allows every step without checking anything (no permissions, rate
+    /// limits, approvals or autonomy), still auditing each decision on `trail`. For hosts
+    /// that decide elsewhere, and tests: the name is the host's recorded choice.
+    pub fn allow_all(trail: AuditTrail) -> PolicyGate {
+        let clock: Arc<dyn Clock> = Arc::new(skills_store_traits::SystemClock);
+        let mut gate = PolicyGate::new(
+            Arc::new(Permissions::new(clock.clone())),
+            Arc::new(crate::permissions::InMemoryRateLimiter::new()),
+            Autonomy::new(
+                Arc::new(skills_store_traits::in_memory::InMemoryTrustStore::new()),
+                clock.clone(),
+            ),
+            trail,
+            clock,
+        );
+        gate.mode = Mode::AllowAll;
+        gate
+    }
+
+    /// Whether this gate checks (false only for [`allow_all`](PolicyGate::allow_all)).
+    pub fn checks(&self) -> bool {
+        self.mode == Mode::Checked
+    }
+
+    /// The directory that says who holds which approver role (default: an empty one, so
+    /// rules naming approver roles can be satisfied by no one until the host provides it).
+    pub fn with_approvers(mut self, approvers: Arc<dyn ApproverDirectory>) -> PolicyGate {
+        self.approvers = approvers;
+        self
     }
 
     /// The same, also limiting every (tenant, actor, skill) to `limits` (per minute, hour,
@@ -403,6 +446,22 @@ impl PolicyGate {
     /// The permissions.
     pub fn permissions(&self) -> &Arc<Permissions> {
         &self.permissions
+    }
+
+    /// What [`check`](PolicyGate::check) would decide now, without auditing it or counting
+    /// it against a rate limit (plans preview approvals with it).
+    pub async fn preview(&self, step: &StepRequest) -> Result<Decision, GateError> {
+        let now = self.clock.now();
+        let resolved = self
+            .permissions
+            .resolve(&step.principal, &step.skill.target);
+        let limits = self.limits_for(&resolved);
+        let key = RateKey {
+            tenant: step.principal.tenant.clone(),
+            actor: step.principal.actor(),
+            skill_id: step.skill.id().to_owned(),
+        };
+        self.decide(step, &resolved, &key, &limits, now).await
     }
 
     /// Decides whether `step` may run, audits the decision, and returns it.
@@ -445,11 +504,25 @@ impl PolicyGate {
         now: i64,
     ) -> Result<Decision, GateError> {
         let skill = step.skill.id();
+        if self.mode == Mode::AllowAll {
+            return Ok(Decision::Allow {
+                reasons: vec!["allow_all: the host runs every step unchecked".into()],
+            });
+        }
         if !resolved.can_execute.value {
             return Ok(Decision::deny(
                 DenyCode::NotPermitted,
                 format!("not permitted to run `{skill}`"),
                 resolved.can_execute.rule.clone(),
+            ));
+        }
+        if resolved.can_execute.rule.is_none() && step.skill.trust == TrustLevel::Community {
+            return Ok(Decision::deny(
+                DenyCode::NotPermitted,
+                format!(
+                    "`{skill}` is a community skill (or one whose trust is unknown): it runs only where a permission rule allows it to execute"
+                ),
+                None,
             ));
         }
         if let Some(tool) = &step.tool {
@@ -520,15 +593,40 @@ impl PolicyGate {
         }
         if resolved.requires_approval.value {
             let roles = &resolved.approver_roles.value;
-            let approved = step
-                .approval
-                .as_ref()
-                .is_some_and(|a| roles.is_empty() || a.roles.iter().any(|r| roles.contains(r)));
-            if !approved {
+            let problem = match &step.approval {
+                None => None,
+                Some(a)
+                    if a.approved_by == step.principal.user && !resolved.self_approval.value =>
+                {
+                    Some(format!(
+                        "{} asked for this step and cannot also approve it",
+                        a.approved_by
+                    ))
+                }
+                Some(_) if roles.is_empty() => None,
+                Some(a) => {
+                    let held = self
+                        .approvers
+                        .roles(&step.principal.tenant, &a.approved_by)
+                        .await?;
+                    (!held.iter().any(|r| roles.contains(r))).then(|| {
+                        format!(
+                            "{} holds none of the approver roles ({})",
+                            a.approved_by,
+                            roles.join(", ")
+                        )
+                    })
+                }
+            };
+            if step.approval.is_none() || problem.is_some() {
+                let base = match &resolved.requires_approval.rule {
+                    Some(rule) => format!("Approval required by rule `{rule}`"),
+                    None => "Approval required".into(),
+                };
                 return Ok(Decision::AskApproval {
-                    reason: match &resolved.requires_approval.rule {
-                        Some(rule) => format!("Approval required by rule `{rule}`"),
-                        None => "Approval required".into(),
+                    reason: match problem {
+                        Some(problem) => format!("{base}: {problem}"),
+                        None => base,
                     },
                     options: vec![option("once", "Yes, this time"), option("no", "No")],
                     approver_roles: roles.clone(),

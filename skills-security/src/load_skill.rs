@@ -8,7 +8,8 @@
 //! [`referenced_files`] in the instructions are considered (seed 004 AD-2a); each is
 //! resolved beneath the skill root and hashed ([`resolve_script`]) before the
 //! [`Approvals`] gate is asked; only an approved script runs, only through the
-//! [`Sandbox`] given here, with the config the host chose for the skill's trust level and
+//! [`Sandbox`] given here, at the skill's own trust level (what its install decided, capped
+//! by the runner's; `community` when it carries none) with that level's sandbox config and
 //! the hash pinned (the sandbox refuses a changed file); every failure — missing skill,
 //! missing or refused script, declined approval, sandbox error — is a structured result,
 //! never a panic or an `Err` the caller must handle.
@@ -70,6 +71,7 @@ pub struct ScriptRunner<'a> {
     approvals: &'a Approvals,
     scope: SessionScope,
     trust: TrustLevel,
+    repo_trust: Option<TrustLevel>,
     config: SandboxConfig,
     scratch_root: PathBuf,
     findings: Option<Findings<'a>>,
@@ -158,9 +160,11 @@ fn run_from_outcome(outcome: &Outcome) -> ScriptRun {
 }
 
 impl<'a> ScriptRunner<'a> {
-    /// A runner for a skill of `trust` in session `scope`, with seed 000's config for that
-    /// level; the sandbox makes each run's scratch directory beneath `scratch_root` (fresh,
-    /// unpredictable and exclusive per run, removed after).
+    /// A runner in session `scope` at most at `trust`, with seed 000's config for that level;
+    /// the sandbox makes each run's scratch directory beneath `scratch_root` (fresh,
+    /// unpredictable and exclusive per run, removed after). [`load_skill`](Self::load_skill)
+    /// runs a resolved skill at its own level capped by `trust`; [`run_referenced`](Self::run_referenced)
+    /// (the host naming the skill's directory itself) at `trust`.
     pub fn new(
         sandbox: &'a dyn Sandbox,
         approvals: &'a Approvals,
@@ -173,9 +177,36 @@ impl<'a> ScriptRunner<'a> {
             approvals,
             scope,
             trust,
+            repo_trust: None,
             config: SandboxConfig::for_trust(trust),
             scratch_root: scratch_root.into(),
             findings: None,
+        }
+    }
+
+    /// Repo skills (the project's own files, which carry no trust level) run at `level`
+    /// (still capped by the runner's level); by default, as community skills.
+    pub fn trust_repo_skills(mut self, level: TrustLevel) -> ScriptRunner<'a> {
+        self.repo_trust = Some(level);
+        self
+    }
+
+    /// The level a resolved skill runs at here.
+    pub fn trust_of(&self, skill: &skills_catalog::ResolvedSkill) -> TrustLevel {
+        let own = match (skill.source, self.repo_trust) {
+            (skills_catalog::SkillOrigin::Repo, Some(level)) => level,
+            _ => TrustLevel::of_skill(skill.trust_level.as_deref()),
+        };
+        own.at_most(self.trust)
+    }
+
+    /// The config for a run at `trust`: the runner's own at its level, else that level's
+    /// seed preset.
+    fn config_for(&self, trust: TrustLevel) -> SandboxConfig {
+        if trust == self.trust {
+            self.config.clone()
+        } else {
+            SandboxConfig::for_trust(trust)
         }
     }
 
@@ -194,11 +225,12 @@ impl<'a> ScriptRunner<'a> {
     /// Resolves, asks about and runs one script the instructions reference.
     async fn run_one(
         &self,
-        skill: &str,
+        (skill, trust): (&str, TrustLevel),
         dir: &Path,
         script: &str,
         args: &[String],
     ) -> ScriptReport {
+        let config = self.config_for(trust);
         let mut report = ScriptReport {
             script: script.to_owned(),
             sha256: None,
@@ -209,7 +241,7 @@ impl<'a> ScriptRunner<'a> {
                 reason: String::new(),
             },
         };
-        let resolved = match resolve_script(dir, script, self.config.max_script_bytes) {
+        let resolved = match resolve_script(dir, script, config.max_script_bytes) {
             Ok(r) => r,
             Err(e) => {
                 report.run = ScriptRun::Failed {
@@ -229,7 +261,7 @@ impl<'a> ScriptRunner<'a> {
         let request = ApprovalRequest::new(
             self.scope.clone(),
             skill,
-            self.trust,
+            trust,
             &resolved.path.display().to_string(),
             &resolved.relative,
             &resolved.sha256,
@@ -258,7 +290,7 @@ impl<'a> ScriptRunner<'a> {
             skill_dir: resolved.skill_root.clone(),
             scratch_root: self.scratch_root.clone(),
             keep_scratch: false,
-            config: self.config.clone(),
+            config,
         };
         let outcome = self.sandbox.run(request).await;
         report.run = run_from_outcome(&outcome);
@@ -286,7 +318,9 @@ impl<'a> ScriptRunner<'a> {
                 "The script is not referenced by the skill's instructions; only scripts the instructions reference can run.",
             ));
         }
-        Ok(self.run_one(skill, skill_dir, wanted, args).await)
+        Ok(self
+            .run_one((skill, self.trust), skill_dir, wanted, args)
+            .await)
     }
 
     /// `load_skill`: see the module docs. `skill_dir` is where the skill's files are on
@@ -312,11 +346,12 @@ impl<'a> ScriptRunner<'a> {
                 };
             }
         };
-        let dir = skill_dir.map(Path::to_path_buf).or_else(|| {
-            resolution
-                .find(skill_name)
-                .and_then(|s| s.absolute_path.clone())
-        });
+        let resolved = resolution.find(skill_name);
+        let dir = skill_dir
+            .map(Path::to_path_buf)
+            .or_else(|| resolved.and_then(|s| s.absolute_path.clone()));
+        // The skill's own level, capped by this runner's (community when it carries none).
+        let trust = resolved.map_or(TrustLevel::Community, |s| self.trust_of(s));
         let mut scripts = BTreeMap::new();
         let names: Vec<String> = activation.scripts.keys().cloned().collect();
         for script in names {
@@ -324,7 +359,10 @@ impl<'a> ScriptRunner<'a> {
                 continue;
             }
             let report = match &dir {
-                Some(dir) => self.run_one(&activation.skill, dir, &script, &[]).await,
+                Some(dir) => {
+                    self.run_one((&activation.skill, trust), dir, &script, &[])
+                        .await
+                }
                 None => ScriptReport {
                     script: script.clone(),
                     sha256: None,

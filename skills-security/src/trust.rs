@@ -46,6 +46,43 @@ impl TrustLevel {
         }
     }
 
+    /// The level named `name` (`core`, `verified`, `community`, `user`).
+    pub fn parse(name: &str) -> Option<TrustLevel> {
+        [
+            TrustLevel::Core,
+            TrustLevel::Verified,
+            TrustLevel::Community,
+            TrustLevel::User,
+        ]
+        .into_iter()
+        .find(|level| level.as_str() == name)
+    }
+
+    /// The level a stored or resolved skill runs at: the one it carries, and `Community`
+    /// (the least) when it carries none or one this crate does not know. Unknown trust is
+    /// never the tenant's own.
+    pub fn of_skill(stored: Option<&str>) -> TrustLevel {
+        stored
+            .and_then(TrustLevel::parse)
+            .unwrap_or(TrustLevel::Community)
+    }
+
+    /// The weaker of `self` and `ceiling`: community below user and verified (which see
+    /// and may do the same), both below core; between user and verified, `self`. A host's
+    /// configured level caps a skill's own, never raises it.
+    pub fn at_most(self, ceiling: TrustLevel) -> TrustLevel {
+        let rank = |level: TrustLevel| match level {
+            TrustLevel::Community => 0,
+            TrustLevel::User | TrustLevel::Verified => 1,
+            TrustLevel::Core => 2,
+        };
+        if rank(ceiling) < rank(self) {
+            ceiling
+        } else {
+            self
+        }
+    }
+
     /// The lowercase name (`"core"`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -27,10 +27,22 @@ use crate::worker::transaction;
 
 /// Migration `n` (from 1) takes the schema from version `n - 1` to `n`. Never edit one that
 /// has shipped; add the next.
-pub(crate) const MIGRATIONS: &[&str] = &[SKILLS, RECORDS, AGENT_MEMORY, PACKAGES_AND_LEARNING];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    SKILLS,
+    RECORDS,
+    AGENT_MEMORY,
+    PACKAGES_AND_LEARNING,
+    SKILL_TRUST_LEVELS,
+];
 
 /// The schema version this crate writes.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Version 5: the trust level a skill runs at (NULL: unknown, treated as community).
+const SKILL_TRUST_LEVELS: &str = r#"
+ALTER TABLE skills ADD COLUMN trust_level TEXT
+    CHECK (trust_level IS NULL OR trust_level IN ('core', 'verified', 'community', 'user'));
+"#;
 
 /// Version 1: skills, their files and their assignments (seed 002 section 2).
 const SKILLS: &str = r#"

@@ -55,6 +55,7 @@ contracts!(skills:
     bulk_queries,
     tenant_isolation,
     concurrent_writers,
+    trust_levels,
 );
 
 contracts!(audit:

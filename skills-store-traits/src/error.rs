@@ -122,6 +122,8 @@ pub enum Violation {
     Empty,
     /// A category outside the predefined set.
     UnknownCategory,
+    /// A trust level outside [`TRUST_LEVELS`](crate::TRUST_LEVELS).
+    UnknownTrustLevel,
     /// A tag must match `^[a-z0-9-]+$`.
     TagFormat,
     /// At most 20 tags.
@@ -230,6 +232,9 @@ impl fmt::Display for Violation {
                 f.write_str("`SKILL.md` is the skill's content, not a supporting file")
             }
             Violation::DuplicatePath => f.write_str("appears more than once"),
+            Violation::UnknownTrustLevel => {
+                f.write_str("is not a trust level (core, verified, community, user)")
+            }
             Violation::Binary => f.write_str("is binary (holds NUL bytes); only text is stored"),
             Violation::FileTooLarge { bytes, limit } => {
                 write!(f, "is {bytes} bytes; the per-file limit is {limit}")

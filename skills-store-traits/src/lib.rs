@@ -66,7 +66,7 @@ pub use plans::PlanStore;
 pub use skills::{
     AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill,
     NewSkillFile, SKILL_CATEGORIES, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
-    SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, assignment_order,
+    SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TRUST_LEVELS, assignment_order,
 };
 pub use tenancy::{TenantId, UserId, UserScope};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp, new_id};

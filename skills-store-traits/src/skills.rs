@@ -13,6 +13,9 @@ use crate::error::Result;
 use crate::tenancy::TenantId;
 use crate::time::Timestamp;
 
+/// The trust levels a stored skill may carry (seed 000 section 1.3).
+pub const TRUST_LEVELS: &[&str] = &["core", "verified", "community", "user"];
+
 /// The predefined categories (seed 002 section 14.1); `custom` is for everything else.
 pub const SKILL_CATEGORIES: &[&str] = &[
     "general", "coding", "ops", "writing", "research", "design", "testing", "security", "custom",
@@ -76,6 +79,10 @@ pub struct SkillRecord {
     pub requires_tools: Vec<String>,
     /// Free-form metadata.
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// The trust level the skill runs at (one of [`TRUST_LEVELS`]), as whoever added it
+    /// decided (an installer's scan and source, an admin); `None`: unknown, which every
+    /// consumer treats as the lowest level (`community`).
+    pub trust_level: Option<String>,
     /// When the record was created.
     pub created_at: Timestamp,
     /// When the record or one of its files last changed.
@@ -137,6 +144,8 @@ pub struct NewSkill {
     pub requires_tools: Vec<String>,
     /// Free-form metadata.
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// The trust level it runs at (one of [`TRUST_LEVELS`]); `None`: unknown (community).
+    pub trust_level: Option<String>,
     /// Supporting files.
     pub files: Vec<NewSkillFile>,
 }
@@ -209,6 +218,8 @@ pub struct SkillUpdate {
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// New plugin-relative source path (`Some(None)` clears it).
     pub source_ref: Option<Option<String>>,
+    /// New trust level (`Some(None)`: unknown, so community).
+    pub trust_level: Option<Option<String>>,
     /// Replaces the whole set of supporting files in the same atomic step.
     pub files: Option<Vec<NewSkillFile>>,
 }
@@ -248,6 +259,9 @@ impl SkillUpdate {
         }
         if let Some(source_ref) = &self.source_ref {
             skill.source_ref = source_ref.clone();
+        }
+        if let Some(trust_level) = &self.trust_level {
+            skill.trust_level = trust_level.clone();
         }
         if self.files.as_ref().is_some_and(|f| !f.is_empty()) {
             skill.is_directory = true;

@@ -91,6 +91,14 @@ pub fn check_category(field: &str, category: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks a trust level against [`TRUST_LEVELS`](crate::TRUST_LEVELS).
+pub fn check_trust_level(field: &str, level: &str) -> Result<()> {
+    if !crate::TRUST_LEVELS.contains(&level) {
+        return Err(Error::invalid(field, Violation::UnknownTrustLevel));
+    }
+    Ok(())
+}
+
 /// Checks tags: each `^[a-z0-9-]+$`, at most 20.
 pub fn check_tags(field: &str, tags: &[String]) -> Result<()> {
     if tags.len() > MAX_TAGS {
@@ -183,6 +191,9 @@ pub fn check_new_skill(skill: &NewSkill, limits: &StoreLimits) -> Result<()> {
         check_category("category", category)?;
     }
     check_tags("tags", &skill.tags)?;
+    if let Some(level) = &skill.trust_level {
+        check_trust_level("trust_level", level)?;
+    }
     check_files(&skill.files, skill.content.len() as u64, limits)
 }
 
@@ -205,6 +216,9 @@ pub fn check_update(
     }
     if let Some(tags) = &update.tags {
         check_tags("tags", tags)?;
+    }
+    if let Some(Some(level)) = &update.trust_level {
+        check_trust_level("trust_level", level)?;
     }
     let content_bytes = update
         .content

@@ -139,7 +139,7 @@ pub enum OnClash {
 }
 
 /// Import settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportOptions {
     /// Slug clash policy.
     pub on_clash: OnClash,
@@ -150,6 +150,10 @@ pub struct ImportOptions {
     pub max_document_bytes: u64,
     /// The most entries an archive may hold (default 2000).
     pub max_entries: usize,
+    /// The trust level imported skills run at (`core`, `verified`, `community`, `user`): the
+    /// importing host's decision, never the document's (a document cannot vouch for itself).
+    /// `None` (the default): unknown, so community.
+    pub trust_level: Option<String>,
 }
 
 impl Default for ImportOptions {
@@ -159,6 +163,7 @@ impl Default for ImportOptions {
             limits: StoreLimits::default(),
             max_document_bytes: 8 * 1024 * 1024,
             max_entries: 2000,
+            trust_level: None,
         }
     }
 }
@@ -335,7 +340,8 @@ pub async fn import(
     document: PortableSkill,
     options: &ImportOptions,
 ) -> Result<Imported> {
-    let new = to_new_skill(&document, &options.limits)?;
+    let mut new = to_new_skill(&document, &options.limits)?;
+    new.trust_level.clone_from(&options.trust_level);
     let existing = store.find_skill_by_slug(tenant, &new.slug).await?;
     let Some(existing) = existing else {
         let skill = store
@@ -363,6 +369,7 @@ pub async fn import(
                 version: Some(new.version),
                 tags: Some(new.tags),
                 requires_tools: Some(new.requires_tools),
+                trust_level: Some(new.trust_level),
                 files: Some(new.files),
                 ..SkillUpdate::default()
             };

@@ -430,6 +430,8 @@ fn new_skill(prepared: &Prepared, approved: bool, nonce: &str) -> NewSkill {
     skill.source_kind = Some(SkillSourceKind::Admin);
     skill.enabled = Some(approved);
     skill.metadata = record::metadata(prepared, prepared.trust, approved, nonce);
+    // The trust the install decided is the trust the skill runs at, everywhere.
+    skill.trust_level = Some(prepared.trust.as_str().to_owned());
     skill.files = record::skill_files(&prepared.files);
     skill.is_directory = !skill.files.is_empty();
     skill

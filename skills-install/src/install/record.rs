@@ -114,6 +114,7 @@ pub(crate) fn content_update(
         version: Some(Some(prepared.version.clone())),
         enabled: Some(enabled),
         metadata: Some(metadata),
+        trust_level: Some(Some(prepared.trust.as_str().to_owned())),
         files: Some(skill_files(&prepared.files)),
         ..SkillUpdate::default()
     }
@@ -305,6 +306,7 @@ pub(crate) fn restore_update(skill: &SkillRecord, files: &[SkillFileRecord]) -> 
         enabled: Some(skill.enabled),
         metadata: Some(skill.metadata.clone()),
         source_ref: Some(skill.source_ref.clone()),
+        trust_level: Some(skill.trust_level.clone()),
         files: Some(
             files
                 .iter()

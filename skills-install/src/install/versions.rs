@@ -350,10 +350,14 @@ impl Installer {
                     true,
                 )
             }
-            None => record::version_update(
-                version,
-                record::metadata_for_version(package, version, &trust, &skill.metadata),
-            ),
+            None => {
+                let mut update = record::version_update(
+                    version,
+                    record::metadata_for_version(package, version, &trust, &skill.metadata),
+                );
+                update.trust_level = Some(Some(trust.clone()));
+                update
+            }
         };
         undo.push(Step::ReplacedSkill {
             id: skill.id.clone(),

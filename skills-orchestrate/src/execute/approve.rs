@@ -5,7 +5,8 @@
 //! approval it passes back to the gate itself, naming the very execution the gate was asked
 //! about, from the approver's yes; no approver, a refusal or an approver that gives no
 //! answer fails the step as denied. The gate is asked again with the approval, so its own
-//! checks (approver roles, rate limits) still decide.
+//! checks (the approver is not the requester, holds a role the rule names in the gate's
+//! directory; rate limits) still decide: an approver's roles never travel in the answer.
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -38,24 +39,19 @@ pub struct ApprovalPrompt {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum ApprovalAnswer {
-    /// Yes, by `by`, who holds `roles`.
+    /// Yes, by `by`.
     Approved {
         /// Who approved.
         by: UserId,
-        /// Their roles (checked by the gate against the rule's approver roles).
-        roles: Vec<String>,
     },
     /// No.
     Refused,
 }
 
 impl ApprovalAnswer {
-    /// A yes by `by` with no particular role.
+    /// A yes by `by`.
     pub fn approved(by: impl Into<UserId>) -> Self {
-        ApprovalAnswer::Approved {
-            by: by.into(),
-            roles: Vec::new(),
-        }
+        ApprovalAnswer::Approved { by: by.into() }
     }
 }
 

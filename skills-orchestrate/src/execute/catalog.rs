@@ -20,14 +20,12 @@ use crate::error::{Error, Result};
 
 type TrustRule = Arc<dyn Fn(&ResolvedSkill) -> TrustLevel + Send + Sync>;
 
-/// The default trust of a resolved skill: the tenant's own skills (admin, repo) are
-/// [`TrustLevel::User`], plugin contributions [`TrustLevel::Community`]. Nothing from the
-/// catalog is core or verified unless the host says so ([`CatalogSkills::trust_with`]).
+/// The default trust of a resolved skill: the level it carries (an install's decision, an
+/// admin's setting), else [`TrustLevel::Community`]. Repo skills carry none: the host says
+/// how far it trusts its project's files ([`CatalogSkills::trust_repo_skills`]), or they run
+/// as community skills.
 pub fn default_trust(skill: &ResolvedSkill) -> TrustLevel {
-    match skill.source {
-        SkillOrigin::Plugin => TrustLevel::Community,
-        _ => TrustLevel::User,
-    }
+    TrustLevel::of_skill(skill.trust_level.as_deref())
 }
 
 /// Skills as an agent's [`Resolution`] lists them: instruction skills by default, with the
@@ -61,7 +59,7 @@ pub struct CatalogSkills {
     store: Option<(Arc<dyn SkillStore>, TenantId)>,
     trust: TrustRule,
     risks: BTreeMap<String, RiskLevel>,
-    default_risk: RiskLevel,
+    default_risk: Option<RiskLevel>,
     natives: BTreeSet<String>,
     scripts: BTreeMap<String, ScriptSpec>,
 }
@@ -79,14 +77,14 @@ impl fmt::Debug for CatalogSkills {
 
 impl CatalogSkills {
     /// Skills of `resolution`; repo skills are read from disk. Trust by [`default_trust`],
-    /// risk medium.
+    /// risk by [`default_risk`](skills_security::autonomy::default_risk) of that trust.
     pub fn new(resolution: Resolution) -> Self {
         CatalogSkills {
             resolution,
             store: None,
             trust: Arc::new(default_trust),
             risks: BTreeMap::new(),
-            default_risk: RiskLevel::Medium,
+            default_risk: None,
             natives: BTreeSet::new(),
             scripts: BTreeMap::new(),
         }
@@ -96,6 +94,15 @@ impl CatalogSkills {
     pub fn with_store(mut self, store: Arc<dyn SkillStore>, tenant: TenantId) -> Self {
         self.store = Some((store, tenant));
         self
+    }
+
+    /// Repo skills (the project's own files, which carry no trust level) run at `level`;
+    /// stored skills keep theirs. A choice the host makes by name: the default is community.
+    pub fn trust_repo_skills(self, level: TrustLevel) -> Self {
+        self.trust_with(move |skill| match skill.source {
+            SkillOrigin::Repo => level,
+            _ => default_trust(skill),
+        })
     }
 
     /// Decides each skill's trust level.
@@ -113,9 +120,10 @@ impl CatalogSkills {
         self
     }
 
-    /// The risk of skills not named by [`risk`](CatalogSkills::risk).
+    /// The risk of skills not named by [`risk`](CatalogSkills::risk) (default: the default
+    /// risk of each skill's trust level).
     pub fn default_risk(mut self, risk: RiskLevel) -> Self {
-        self.default_risk = risk;
+        self.default_risk = Some(risk);
         self
     }
 
@@ -184,13 +192,15 @@ impl SkillProvider for CatalogSkills {
             ),
             None => (text.clone(), None, None),
         };
+        let trust = (self.trust)(resolved);
         let mut skill = SkillDefinition::instruction(resolved.id.clone(), instructions)
-            .trust((self.trust)(resolved))
+            .trust(trust)
             .risk(
                 self.risks
                     .get(&resolved.id)
                     .copied()
-                    .unwrap_or(self.default_risk),
+                    .or(self.default_risk)
+                    .unwrap_or_else(|| skills_security::autonomy::default_risk(trust)),
             )
             .verbosity(verbosity.unwrap_or_default())
             .path(resolved.source_ref.clone())

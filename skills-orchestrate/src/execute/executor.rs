@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use skills_security::approval::Approvals;
-use skills_security::audit::AuditTrail;
 use skills_security::gate::PolicyGate;
 use skills_security::sandbox::{Sandbox, SandboxConfig};
 use skills_security::{Clearance, Context, Sanitizer, TrustLevel};
@@ -35,9 +34,8 @@ pub(super) struct Parts {
     pub(super) approvals: Option<Arc<Approvals>>,
     pub(super) scratch_dir: PathBuf,
     pub(super) sandbox_configs: HashMap<TrustLevel, SandboxConfig>,
-    pub(super) gate: Option<PolicyGate>,
+    pub(super) gate: PolicyGate,
     pub(super) approver: Option<Arc<dyn StepApprover>>,
-    pub(super) audit: Option<AuditTrail>,
     pub(super) store: Option<Arc<dyn PlanStore>>,
     pub(super) sanitizer: Sanitizer,
     pub(super) recipient: Clearance,
@@ -77,8 +75,7 @@ impl fmt::Debug for Executor {
             .field("natives", &p.natives)
             .field("llm", &p.llm.is_some())
             .field("sandbox", &p.sandbox.is_some())
-            .field("gate", &p.gate.is_some())
-            .field("audit", &p.audit.is_some())
+            .field("gate_checks", &p.gate.checks())
             .field("store", &p.store.is_some())
             .field("concurrency", &p.concurrency)
             .field("retry", &p.retry)
@@ -87,8 +84,8 @@ impl fmt::Debug for Executor {
     }
 }
 
-/// Builds an [`Executor`]. Only the skill provider is required; see each method for what
-/// leaving it out means.
+/// Builds an [`Executor`]. The skill provider and the policy gate are required; see each
+/// method for what leaving the rest out means.
 pub struct ExecutorBuilder {
     parts: Parts,
 }
@@ -100,8 +97,10 @@ impl fmt::Debug for ExecutorBuilder {
 }
 
 impl Executor {
-    /// A builder over the host's skills.
-    pub fn builder(skills: Arc<dyn SkillProvider>) -> ExecutorBuilder {
+    /// A builder over the host's skills, asking `gate` before every step (its decisions and
+    /// the execution records go to its audit trail). There is no executor without a gate: a
+    /// host that wants none says so with [`PolicyGate::allow_all`].
+    pub fn builder(skills: Arc<dyn SkillProvider>, gate: PolicyGate) -> ExecutorBuilder {
         ExecutorBuilder {
             parts: Parts {
                 skills,
@@ -111,9 +110,8 @@ impl Executor {
                 approvals: None,
                 scratch_dir: std::env::temp_dir(),
                 sandbox_configs: HashMap::new(),
-                gate: None,
+                gate,
                 approver: None,
-                audit: None,
                 store: None,
                 sanitizer: Sanitizer::default(),
                 recipient: Clearance::ALL,
@@ -185,22 +183,9 @@ impl ExecutorBuilder {
         self
     }
 
-    /// The policy gate asked before every step (its decisions are audited on its trail,
-    /// and execution records go there too). Without one every step is allowed.
-    pub fn gate(mut self, gate: PolicyGate) -> Self {
-        self.parts.gate = Some(gate);
-        self
-    }
-
     /// Who answers the gate's approval requests. Without one they are refused.
     pub fn approver(mut self, approver: Arc<dyn StepApprover>) -> Self {
         self.parts.approver = Some(approver);
-        self
-    }
-
-    /// The audit trail for execution records when there is no gate.
-    pub fn audit(mut self, trail: AuditTrail) -> Self {
-        self.parts.audit = Some(trail);
         self
     }
 

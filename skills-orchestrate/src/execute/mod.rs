@@ -36,6 +36,8 @@
 //! from starting. A composite's sub-steps show as `step/sub-step`.
 //!
 //! ```
+//! use skills_security::audit::AuditTrail;
+//! use skills_security::gate::PolicyGate; // the host's gate; allow_all checks nothing
 //! use std::sync::Arc;
 //! use async_trait::async_trait;
 //! use skills_orchestrate::execute::{
@@ -58,7 +60,7 @@
 //!
 //! # futures::executor::block_on(async {
 //! let skills = InMemorySkills::new().with(SkillDefinition::native("count").trust(TrustLevel::User));
-//! let executor = Executor::builder(Arc::new(skills)).native("count", Arc::new(Count)).build();
+//! let executor = Executor::builder(Arc::new(skills), PolicyGate::allow_all(AuditTrail::in_memory())).native("count", Arc::new(Count)).build();
 //! let plan = Planner::new()
 //!     .plan("count twice", vec![
 //!         StepSpec::new("first", "count", "Count the input"),

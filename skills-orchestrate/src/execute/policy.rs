@@ -53,9 +53,7 @@ impl Executor {
         input: &mut String,
         trace: &mut Trace,
     ) -> Result<(), StepError> {
-        let Some(gate) = &self.parts.gate else {
-            return Ok(());
-        };
+        let gate = &self.parts.gate;
         let mut info = SkillInfo::new(
             skill.id.clone(),
             skill.path.clone(),
@@ -102,16 +100,14 @@ impl Executor {
             Some(approver) => approver.approve(&prompt).await,
             None => ApprovalAnswer::Refused,
         };
-        let (by, roles) = match answer {
-            ApprovalAnswer::Approved { by, roles } => (by, roles),
+        let by = match answer {
+            ApprovalAnswer::Approved { by } => by,
             ApprovalAnswer::Refused => {
                 return Err(denied(trace, format!("approval refused: {reason}")));
             }
         };
-        let mut approval = StepApproval::new(execution_id, by.clone());
-        for role in roles {
-            approval = approval.role(role);
-        }
+        // Who approved; the gate looks up their roles in its directory.
+        let approval = StepApproval::new(execution_id, by.clone());
         let mut request = request.with_approval(approval);
         let regulated_approval =
             regulated.then(|| RegulatedApproval::new(execution_id, by.as_str()));

@@ -28,8 +28,8 @@ pub(super) struct Trace {
 }
 
 impl Executor {
-    /// Appends the attempt's execution record: through the gate (which also records the
-    /// outcome for autonomy) when there is one, else on the audit trail. A successful
+    /// Appends the attempt's execution record through the gate (which also records the
+    /// outcome for autonomy), or on its trail when the gate denied the step. A successful
     /// attempt whose record cannot be written fails (fail closed).
     pub(super) async fn record(
         &self,
@@ -39,11 +39,8 @@ impl Executor {
         elapsed: Duration,
         outcome: Result<Done, StepError>,
     ) -> Result<Done, StepError> {
-        let (gate, trail) = match (&self.parts.gate, &self.parts.audit) {
-            (Some(gate), _) => (Some(gate), gate.trail()),
-            (None, Some(trail)) => (None, trail),
-            (None, None) => return outcome,
-        };
+        let gate = &self.parts.gate;
+        let trail = gate.trail();
         let Some(access) = &trace.access else {
             return outcome;
         };
@@ -77,7 +74,7 @@ impl Executor {
             }
         }
         let written = match gate {
-            Some(gate) if !trace.denied => {
+            gate if !trace.denied => {
                 let verdict = if outcome.is_ok() {
                     Outcome::Success
                 } else {

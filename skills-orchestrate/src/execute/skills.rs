@@ -117,7 +117,7 @@ impl SkillDefinition {
             version: None,
             category: None,
             trust: TrustLevel::Community,
-            risk: RiskLevel::Low,
+            risk: skills_security::autonomy::default_risk(TrustLevel::Community),
             verbosity: Verbosity::default(),
             kind,
             instructions: String::new(),
@@ -127,7 +127,8 @@ impl SkillDefinition {
         }
     }
 
-    /// An instruction skill. Like every constructor: community trust (the least), low risk,
+    /// An instruction skill. Like every constructor: community trust (the least), the
+    /// [default risk](skills_security::autonomy::default_risk) of its trust level,
     /// unspecified verbosity, path = id.
     pub fn instruction(id: impl Into<String>, instructions: impl Into<String>) -> Self {
         let mut skill = Self::with_kind(id, SkillKind::Instruction);
@@ -157,8 +158,13 @@ impl SkillDefinition {
         Self::with_kind(id, SkillKind::Composite { steps })
     }
 
-    /// Sets the trust level.
+    /// Sets the trust level. A risk still at the previous level's default follows to the
+    /// new level's default; a risk set with [`risk`](Self::risk) stays.
     pub fn trust(mut self, trust: TrustLevel) -> Self {
+        use skills_security::autonomy::default_risk;
+        if self.risk == default_risk(self.trust) {
+            self.risk = default_risk(trust);
+        }
         self.trust = trust;
         self
     }

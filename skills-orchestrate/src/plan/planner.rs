@@ -24,8 +24,9 @@ pub const DEFAULT_STEP_ESTIMATE_MS: u64 = 30_000;
 ///   [`Planner::default_estimate_ms`], [`DEFAULT_STEP_ESTIMATE_MS`] unless set);
 /// - [`Planner::risks`]: each skill's trust level and risk (else every skill is an unreviewed
 ///   community skill, risk `High`);
-/// - [`Planner::policy`]: who decides approval (else a step needs approval when its risk is
-///   `High` or `Critical`);
+/// - [`Planner::policy`]: who decides approval (else every step needs approval, as a skill's
+///   first runs do under graduated autonomy; [`GatePreview`](super::GatePreview) previews the
+///   gate's answer from the user's history);
 /// - [`Planner::cost_rule`]: how the cost level is estimated ([`CostRule`]).
 ///
 /// Planning is O((V + E) log V) in the steps and dependencies; the policy, when there is one,
@@ -54,7 +55,8 @@ pub const DEFAULT_STEP_ESTIMATE_MS: u64 = 30_000;
 ///     .await?;
 /// // Groups run one after another: max(2,000, 500) + 500.
 /// assert_eq!(plan.estimated_duration_ms, 2_500);
-/// assert_eq!((plan.risk, plan.requires_approval), (RiskLevel::Low, false));
+/// // No approval policy knows the user's history: every step asks, as first runs do.
+/// assert_eq!((plan.risk, plan.requires_approval), (RiskLevel::Low, true));
 /// # Ok::<(), skills_orchestrate::Error>(())
 /// # }).unwrap();
 /// ```
@@ -210,9 +212,15 @@ impl Planner {
         let info = skill_info_or_unknown(self.risks.as_deref(), &spec.skill);
         let risk = plan_risk(info.risk);
         let Some(policy) = &self.policy else {
-            let needs = risk >= RiskLevel::High;
-            let reason = needs.then(|| format!("{risk} risk skill"));
-            return Ok((risk, needs, reason));
+            // Nothing known of the user's history with the skill: seed 000 part 4 asks the
+            // first time at every risk level.
+            return Ok((
+                risk,
+                true,
+                Some(format!(
+                    "Initial approval required ({risk} risk, no approval policy)"
+                )),
+            ));
         };
         match policy.decide(&spec.id, &info).await? {
             Decision::Allow { .. } => Ok((risk, false, None)),

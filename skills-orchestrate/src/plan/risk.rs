@@ -18,23 +18,17 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use skills_security::autonomy::RiskLevel as SecurityRisk;
-use skills_security::gate::{ApprovalOption, Decision, DenyCode, PolicyGate, SkillInfo};
+use skills_security::gate::{Decision, GateError, PolicyGate, SkillInfo, StepRequest};
 use skills_security::permissions::Principal;
 use skills_security::trust::TrustLevel;
-use skills_store_traits::UserScope;
 
 use super::RiskLevel;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
-/// The risk a skill carries when nothing more is known than its trust level: core and verified
-/// skills are reviewed (`Low`), a user's own skills act for them unreviewed (`Medium`),
-/// community skills come from a public registry unreviewed (`High`).
+/// [`skills_security::autonomy::default_risk`] (the one function that decides it), as the
+/// plan store's risk level.
 pub fn default_risk(trust: TrustLevel) -> RiskLevel {
-    match trust {
-        TrustLevel::Core | TrustLevel::Verified => RiskLevel::Low,
-        TrustLevel::User => RiskLevel::Medium,
-        TrustLevel::Community => RiskLevel::High,
-    }
+    plan_risk(skills_security::autonomy::default_risk(trust))
 }
 
 /// The plan store's risk level for the security crate's.
@@ -144,10 +138,9 @@ pub trait ApprovalPolicy: Send + Sync {
 ///
 /// [`PolicyGate::check`] is the decision to run a step: it counts an allowed run against the
 /// rate limits and audits every answer. Asking it while planning would count each step twice
-/// and audit decisions for steps that may never run, so this preview reads the same sources
-/// read-only, in the gate's order: the permission to execute (denied: [`Decision::Deny`]), a
-/// rule's `requires_approval`, then graduated autonomy. Rate limits, tools and regulated data
-/// depend on the execution and are left to the gate at run time.
+/// and audit decisions for steps that may never run, so this asks [`PolicyGate::preview`]:
+/// the same decision, read-only. Tools and regulated data depend on the execution and are
+/// left to the gate at run time.
 #[derive(Debug, Clone)]
 pub struct GatePreview {
     gate: PolicyGate,
@@ -161,57 +154,20 @@ impl GatePreview {
     }
 }
 
-fn option(id: &str, label: &str) -> ApprovalOption {
-    ApprovalOption {
-        id: id.into(),
-        label: label.into(),
-    }
-}
-
 #[async_trait]
 impl ApprovalPolicy for GatePreview {
-    async fn decide(&self, _step_id: &str, skill: &SkillInfo) -> Result<Decision> {
-        let resolved = self
-            .gate
-            .permissions()
-            .resolve(&self.principal, &skill.target);
-        if !resolved.can_execute.value {
-            return Ok(Decision::Deny {
-                code: DenyCode::NotPermitted,
-                reason: format!("not permitted to run `{}`", skill.id()),
-                rule: resolved.can_execute.rule.clone(),
-            });
-        }
-        if resolved.requires_approval.value {
-            return Ok(Decision::AskApproval {
-                reason: match &resolved.requires_approval.rule {
-                    Some(rule) => format!("Approval required by rule `{rule}`"),
-                    None => "Approval required".into(),
-                },
-                options: vec![option("once", "Yes, this time"), option("no", "No")],
-                approver_roles: resolved.approver_roles.value.clone(),
-                rule: resolved.requires_approval.rule.clone(),
-            });
-        }
-        let scope = UserScope {
-            tenant: self.principal.tenant.clone(),
-            user: self.principal.user.clone(),
-        };
-        let autonomy = self
-            .gate
-            .autonomy()
-            .should_request_approval(&scope, skill.id(), skill.risk)
-            .await?;
-        if autonomy.needs_approval {
-            return Ok(Decision::AskApproval {
-                reason: autonomy.reason.to_string(),
-                options: vec![option("once", "Yes, this time"), option("no", "No")],
-                approver_roles: Vec::new(),
-                rule: None,
-            });
-        }
-        Ok(Decision::Allow {
-            reasons: vec![autonomy.reason.to_string()],
+    async fn decide(&self, step_id: &str, skill: &SkillInfo) -> Result<Decision> {
+        let request = StepRequest::new(
+            self.principal.clone(),
+            skill.clone(),
+            format!("preview:{step_id}"),
+        );
+        self.gate.preview(&request).await.map_err(|e| match e {
+            GateError::Store(e) => Error::Store(e),
+            other => Error::Invalid {
+                what: "approval preview".into(),
+                reason: other.to_string(),
+            },
         })
     }
 }

@@ -160,6 +160,13 @@ impl AuditTrail {
         }
     }
 
+    /// A trail over a fresh in-memory store (tests, and hosts that keep no audit).
+    pub fn in_memory() -> AuditTrail {
+        AuditTrail::new(Arc::new(
+            skills_store_traits::in_memory::InMemoryAuditStore::new(),
+        ))
+    }
+
     /// The same trail giving up after `attempts` lost races per append (at least 1).
     pub fn with_max_attempts(mut self, attempts: usize) -> AuditTrail {
         self.max_attempts = attempts.max(1);

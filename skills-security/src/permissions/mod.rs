@@ -22,7 +22,9 @@
 //!   value wins, so a more specific scope can only narrow what broader ones allow.
 //!
 //! Unset everywhere, a field takes the seed's column default: execute yes; configure,
-//! install, publish no; no tool restriction, no daily cap, no approval.
+//! install, publish no; no tool restriction, no daily cap, no approval, no self-approval.
+//! (The [gate](crate::gate) narrows the execute default: a community skill runs only where a
+//! rule sets `can_execute`.)
 //!
 //! A tool is decided per scope from the most specific: denied there (in `denied_tools`) →
 //! denied; listed in an `allowed_tools` there → allowed; an `allowed_tools` there that does
@@ -52,6 +54,7 @@
 //! assert!(!permissions.resolve(&other, &stripe).can_execute.value);
 //! ```
 
+mod approvers;
 pub mod rate;
 
 use std::collections::{BTreeSet, HashMap};
@@ -60,6 +63,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use serde::{Deserialize, Serialize};
 use skills_store_traits::{Clock, TenantId, Timestamp, UserId};
 
+pub use approvers::{ApproverDirectory, InMemoryApprovers};
 pub use rate::{InMemoryRateLimiter, RateCheck, RateKey, RateLimit, RateLimiter, Window};
 
 /// Where a rule applies, least to most specific.
@@ -148,8 +152,11 @@ pub struct PermissionRule {
     pub max_executions_per_day: Option<u64>,
     /// Each run needs approval.
     pub requires_approval: Option<bool>,
-    /// Who may approve (any role holder; empty: anyone but the requester).
+    /// Who may approve (holders of any of these roles, as the gate's
+    /// [`ApproverDirectory`] says; empty: anyone but the requester).
     pub approver_roles: Option<Vec<String>>,
+    /// Whether the requester may approve their own step (never, unless a rule says so).
+    pub allow_self_approval: Option<bool>,
 }
 
 impl PermissionRule {
@@ -168,6 +175,7 @@ impl PermissionRule {
             max_executions_per_day: None,
             requires_approval: None,
             approver_roles: None,
+            allow_self_approval: None,
         }
     }
 
@@ -210,6 +218,12 @@ impl PermissionRule {
     /// Caps runs per day.
     pub fn max_per_day(mut self, max: u64) -> Self {
         self.max_executions_per_day = Some(max);
+        self
+    }
+
+    /// Lets the requester approve their own step (a choice: by default someone else must).
+    pub fn self_approval(mut self, allowed: bool) -> Self {
+        self.allow_self_approval = Some(allowed);
         self
     }
 
@@ -363,6 +377,8 @@ pub struct ResolvedPermissions {
     pub requires_approval: Resolved<bool>,
     /// Who may approve.
     pub approver_roles: Resolved<Vec<String>>,
+    /// Whether the requester may approve their own step.
+    pub self_approval: Resolved<bool>,
     merge: Merge,
     /// Most specific level first.
     tools: Vec<ToolLevel>,
@@ -461,6 +477,13 @@ pub fn resolve(
             |r| r.approver_roles.clone(),
             |a: &Vec<String>, b: &Vec<String>| a.len() < b.len(),
             Vec::new(),
+        ),
+        self_approval: field(
+            &groups,
+            merge,
+            |r| r.allow_self_approval,
+            |a: &bool, b: &bool| !*a && *b,
+            false,
         ),
         merge,
         tools,

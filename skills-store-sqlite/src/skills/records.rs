@@ -31,6 +31,7 @@ pub(crate) const FIELDS: &[Field] = &[
     renamed("tags", "tags_json", Kind::Json),
     renamed("requires_tools", "requires_tools_json", Kind::Json),
     renamed("metadata", "metadata_json", Kind::Json),
+    field("trust_level", Kind::Text),
     field("created_at", Kind::Int),
     field("updated_at", Kind::Int),
 ];
@@ -63,6 +64,7 @@ pub(crate) fn create(
         "tags" => new.tags,
         "requires_tools" => new.requires_tools,
         "metadata" => new.metadata,
+        "trust_level" => new.trust_level,
         "created_at" => now,
         "updated_at" => now,
     };

@@ -30,6 +30,62 @@ pub async fn run_all(store: &dyn SkillStore) {
     bulk_queries(store).await;
     tenant_isolation(store).await;
     concurrent_writers(store).await;
+    trust_levels(store).await;
+}
+
+/// A skill's trust level round-trips, updates (and clears), and only the four levels pass.
+pub async fn trust_levels(store: &dyn SkillStore) {
+    let t = tenant();
+    let unknown = store.create_skill(&t, skill("trust-none")).await.unwrap();
+    assert_eq!(unknown.trust_level, None, "no level given: unknown");
+    let mut new = skill("trust-set");
+    new.trust_level = Some("community".into());
+    let set = store.create_skill(&t, new).await.unwrap();
+    assert_eq!(set.trust_level.as_deref(), Some("community"));
+    let found = store.find_skill_by_id(&t, &set.id).await.unwrap().unwrap();
+    assert_eq!(found.trust_level.as_deref(), Some("community"));
+    let raised = store
+        .update_skill(
+            &t,
+            &set.id,
+            SkillUpdate {
+                trust_level: Some(Some("verified".into())),
+                ..SkillUpdate::default()
+            },
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(raised.trust_level.as_deref(), Some("verified"));
+    let cleared = store
+        .update_skill(
+            &t,
+            &set.id,
+            SkillUpdate {
+                trust_level: Some(None),
+                ..SkillUpdate::default()
+            },
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cleared.trust_level, None);
+    for bad in ["admin", "CORE", "", "root"] {
+        let mut new = skill("trust-bad");
+        new.trust_level = Some(bad.into());
+        assert_invalid(store.create_skill(&t, new).await, "trust_level", |v| {
+            *v == Violation::UnknownTrustLevel
+        });
+        let update = SkillUpdate {
+            trust_level: Some(Some(bad.into())),
+            ..SkillUpdate::default()
+        };
+        assert_invalid(
+            store.update_skill(&t, &set.id, update).await,
+            "trust_level",
+            |v| *v == Violation::UnknownTrustLevel,
+        );
+    }
 }
 
 /// Create, then find by id and slug; the store computes checksum, defaults and timestamps.

@@ -166,6 +166,7 @@ impl SkillStore for InMemorySkillStore {
             tags: new.tags,
             requires_tools: new.requires_tools,
             metadata: new.metadata,
+            trust_level: new.trust_level,
             created_at: now,
             updated_at: now,
         };
