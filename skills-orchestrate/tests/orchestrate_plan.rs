@@ -322,13 +322,14 @@ fn the_cost_level_follows_the_expected_tokens() {
 // ---------------------------------------------------------------- risk and approval
 
 #[test]
-fn without_a_policy_high_risk_steps_need_approval_and_unknown_skills_are_high_risk() {
+fn without_a_policy_every_step_asks_and_unknown_skills_are_high_risk() {
     let table = SkillRiskTable::new()
         .skill("pdf", TrustLevel::Verified)
         .skill("mine", TrustLevel::User)
         .skill("registry-thing", TrustLevel::Community)
         .skill_at("pay", TrustLevel::Core, RiskLevel::Critical);
     let planner = Planner::new().risks(Arc::new(table));
+    // Nothing is known of the user's history: as a skill's first runs do, every step asks.
     let safe = block_on(planner.plan(
         "t",
         vec![
@@ -338,8 +339,12 @@ fn without_a_policy_high_risk_steps_need_approval_and_unknown_skills_are_high_ri
     ))
     .unwrap();
     assert_eq!(safe.risk, RiskLevel::Medium);
-    assert!(!safe.requires_approval);
-    assert!(safe.steps.iter().all(|s| !s.requires_approval));
+    assert!(safe.requires_approval);
+    assert!(safe.steps.iter().all(|s| s.requires_approval));
+    assert_eq!(
+        safe.steps[0].approval_reason.as_deref(),
+        Some("Initial approval required (low risk, no approval policy)")
+    );
 
     for skill in ["registry-thing", "not-in-the-table"] {
         let risky = block_on(planner.plan(
@@ -349,10 +354,9 @@ fn without_a_policy_high_risk_steps_need_approval_and_unknown_skills_are_high_ri
         .unwrap();
         assert_eq!(risky.risk, RiskLevel::High, "{skill}");
         assert!(risky.requires_approval, "{skill}");
-        assert!(!risky.steps[0].requires_approval);
         assert_eq!(
             risky.steps[1].approval_reason.as_deref(),
-            Some("high risk skill")
+            Some("Initial approval required (high risk, no approval policy)")
         );
     }
     let critical = block_on(planner.plan("t", vec![StepSpec::new("a", "pay", "")])).unwrap();
