@@ -12,7 +12,7 @@ use install_common::{FixedScanner, Rig, run, scope, skill_md, write_skill};
 use skills::install::{InstallRequest, Installer, LocalSource, UpdateOutcome};
 use skills::security::audit::AuditTrail;
 use skills::security::scan::Severity;
-use skills::store::AuditStore;
+use skills::store::{AuditStore, SkillStore};
 
 const BODY: &str = "Summarise the document in three bullet points.\n";
 
@@ -105,6 +105,20 @@ where
                 break;
             }
             match result {
+                // After the commit point (the audit record) an install only enables its
+                // skill: failing there leaves the install standing, audited and disabled.
+                Err(error) if error.to_string().contains("left disabled") => {
+                    let head = run(rig.audit.head(tenant, "audit")).unwrap().unwrap();
+                    let previous = audit_before.map_or(0, |h| h.sequence);
+                    assert_eq!(head.sequence, previous + 1, "{label}: call {n}");
+                    let skill = run(rig.skills.find_skill_by_slug(tenant, "summary"))
+                        .unwrap()
+                        .unwrap();
+                    assert!(
+                        !skill.enabled,
+                        "{label}: call {n}: enabled without its step"
+                    );
+                }
                 Err(error) => {
                     let after_snapshot = run(rig.snapshot(tenant, exact_file_ids));
                     assert_eq!(

@@ -237,3 +237,89 @@ fn a_skill_nobody_gave_a_trust_level_runs_as_community() {
         skills::security::autonomy::default_risk(TrustLevel::Community)
     );
 }
+
+/// An audit store that, when an install appends its record, notes whether the skill is
+/// already enabled (what a crash at that instant would leave), then fails.
+struct CrashAtAudit {
+    skills: Arc<skills::store::in_memory::InMemorySkillStore>,
+    enabled_at_audit: std::sync::Mutex<Option<bool>>,
+}
+
+#[async_trait::async_trait]
+impl AuditStore for CrashAtAudit {
+    async fn append(
+        &self,
+        t: &skills::store::TenantId,
+        _chain: &str,
+        _r: skills::store::audit::AuditRecord,
+        _head: Option<&str>,
+    ) -> skills::store::Result<skills::store::audit::AuditEntry> {
+        let skill = self.skills.find_skill_by_slug(t, "notes").await?;
+        *self.enabled_at_audit.lock().unwrap() = skill.map(|s| s.enabled);
+        Err(skills::store::Error::backend("the host crashed"))
+    }
+    async fn head(
+        &self,
+        _t: &skills::store::TenantId,
+        _chain: &str,
+    ) -> skills::store::Result<Option<skills::store::audit::ChainHead>> {
+        Ok(None)
+    }
+    async fn read_range(
+        &self,
+        _t: &skills::store::TenantId,
+        _chain: &str,
+        _from: u64,
+        _limit: usize,
+    ) -> skills::store::Result<Vec<skills::store::audit::AuditEntry>> {
+        Ok(Vec::new())
+    }
+    async fn get_entry(
+        &self,
+        _t: &skills::store::TenantId,
+        _id: &str,
+    ) -> skills::store::Result<Option<skills::store::audit::AuditEntry>> {
+        Ok(None)
+    }
+    async fn query(
+        &self,
+        _t: &skills::store::TenantId,
+        _q: &AuditQuery,
+    ) -> skills::store::Result<Vec<skills::store::audit::AuditEntry>> {
+        Ok(Vec::new())
+    }
+    async fn chains(&self, _t: &skills::store::TenantId) -> skills::store::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn an_install_is_disabled_until_its_audit_record_exists() {
+    let skills_store = Arc::new(skills::store::in_memory::InMemorySkillStore::new());
+    let audit = Arc::new(CrashAtAudit {
+        skills: skills_store.clone(),
+        enabled_at_audit: std::sync::Mutex::default(),
+    });
+    let installer = skills::install::Installer::builder(
+        skills_store.clone(),
+        Arc::new(skills::store::in_memory::InMemoryPackageStore::new()),
+        audit.clone(),
+    )
+    .build();
+    let md = skill_md("notes", "Summarises meeting notes.", "1.0.0", "Summarise.\n");
+    let source_root = tempfile::tempdir().unwrap();
+    write_skill(source_root.path(), "notes", &[("SKILL.md", md.as_str())]);
+    let result = run(installer.install(
+        &scope(),
+        &LocalSource::new(source_root.path()),
+        &InstallRequest::new("notes"),
+    ));
+    assert!(result.is_err(), "the audit append failed");
+    assert_eq!(
+        *audit.enabled_at_audit.lock().unwrap(),
+        Some(false),
+        "a crash at the audit append would have left an enabled, unaudited skill"
+    );
+    let left = run(skills_store.find_skill_by_slug(&scope().tenant, "notes")).unwrap();
+    assert!(left.is_none_or(|s| !s.enabled));
+}

@@ -27,8 +27,8 @@ use skills_store_traits::packages::{
     NewPackage, PackageRecord, PackageStore, PackageVersionRecord,
 };
 use skills_store_traits::{
-    AuditStore, Clock, NewSkill, SkillRecord, SkillSourceKind, SkillStore, StoreLimits,
-    SystemClock, TenantId, UserScope, new_id,
+    AuditStore, Clock, NewSkill, SkillRecord, SkillSourceKind, SkillStore, SkillUpdate,
+    StoreLimits, SystemClock, TenantId, UserScope, new_id,
 };
 
 pub use record::INSTALL_METADATA_KEY;
@@ -345,6 +345,12 @@ impl Installer {
             Ok(sequence) => sequence,
             Err(e) => return Err(undo.rollback(e).await),
         };
+        // Only now, audited, may it run: a crash before this leaves a disabled skill.
+        let skill = if approved {
+            self.enable_installed(tenant, skill).await?
+        } else {
+            skill
+        };
         Ok(Installed {
             skill,
             package: package_record,
@@ -356,6 +362,27 @@ impl Installer {
             warnings: prepared.warnings,
             audit_sequence: sequence,
         })
+    }
+
+    /// Enables a just-installed, audited skill. A failed call whose write landed anyway (only
+    /// its answer was lost) counts as done; otherwise the install stands, disabled.
+    async fn enable_installed(&self, tenant: &TenantId, skill: SkillRecord) -> Result<SkillRecord> {
+        let enable = SkillUpdate {
+            enabled: Some(true),
+            ..SkillUpdate::default()
+        };
+        let error = match self.skills.update_skill(tenant, &skill.id, enable).await {
+            Ok(Some(enabled)) => return Ok(enabled),
+            Ok(None) => skills_store_traits::Error::not_found("skill", skill.id.clone()),
+            Err(e) => e,
+        };
+        match self.skills.find_skill_by_id(tenant, &skill.id).await {
+            Ok(Some(landed)) if landed.enabled => Ok(landed),
+            _ => Err(Error::store(
+                "enabling the installed skill (installed and audited, left disabled)",
+                error,
+            )),
+        }
     }
 
     /// Appends one audit record; its sequence number. The append is the operation's commit
@@ -419,6 +446,8 @@ fn compensation(original: Error, leftover: String) -> Error {
     }
 }
 
+/// The skill an install creates: always disabled, so that nothing can run it before the
+/// install's audit record exists; [`Installer::install_package`] enables it after.
 fn new_skill(prepared: &Prepared, approved: bool, nonce: &str) -> NewSkill {
     let mut skill = NewSkill::new(
         prepared.slug.clone(),
@@ -428,7 +457,7 @@ fn new_skill(prepared: &Prepared, approved: bool, nonce: &str) -> NewSkill {
     skill.description = Some(prepared.description.clone());
     skill.version = Some(prepared.version.clone());
     skill.source_kind = Some(SkillSourceKind::Admin);
-    skill.enabled = Some(approved);
+    skill.enabled = Some(false);
     skill.metadata = record::metadata(prepared, prepared.trust, approved, nonce);
     // The trust the install decided is the trust the skill runs at, everywhere.
     skill.trust_level = Some(prepared.trust.as_str().to_owned());
