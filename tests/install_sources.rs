@@ -252,8 +252,13 @@ fn git_source_searches_lists_versions_and_fetches_a_path_at_the_latest_release()
     );
     assert_eq!(package.version(), Some("1.2.0"));
     assert_eq!(package.name(), "pdf");
-    assert_eq!(package.source().trust_path, "acme/skills/pdf");
+    let origin = server.url().trim_start_matches("http://").to_owned();
+    assert_eq!(
+        package.source().trust_path,
+        format!("{origin}/acme/skills/pdf")
+    );
     assert_eq!(package.source().revision.as_deref(), Some("v1.2.0"));
+    assert!(package.source().immutable, "the latest release's tag");
     assert_eq!(
         package.file("scripts/extract.py").unwrap().bytes,
         b"print('text')\n"
@@ -525,7 +530,12 @@ fn npm_source_searches_lists_versions_and_fetches_checked_tarballs() {
         ["SKILL.md", "package.json"],
         "package/ stripped"
     );
-    assert_eq!(latest.source().trust_path, "npm/@acme/lint-helper");
+    let origin = server.url().trim_start_matches("http://").to_owned();
+    assert_eq!(
+        latest.source().trust_path,
+        format!("{origin}/@acme/lint-helper")
+    );
+    assert!(latest.source().immutable, "a published version");
     let beta = run(source.fetch("@acme/lint-helper", Some("beta"))).unwrap();
     assert_eq!(beta.version(), Some("1.0.0"), "dist-tags resolve");
     let exact = run(source.fetch("@acme/lint-helper", Some("1.0.0"))).unwrap();
@@ -655,7 +665,12 @@ fn git_source_falls_back_to_the_default_branch_without_releases() {
         "from the skill's metadata"
     );
     assert_eq!(package.source().revision, None, "the default branch");
-    assert_eq!(package.source().trust_path, "acme/notes/notes");
+    assert!(!package.source().immutable, "a branch moves");
+    let origin = server.url().trim_start_matches("http://").to_owned();
+    assert_eq!(
+        package.source().trust_path,
+        format!("{origin}/acme/notes/notes")
+    );
     assert!(
         server
             .seen()

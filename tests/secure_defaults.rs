@@ -306,7 +306,12 @@ fn an_install_is_disabled_until_its_audit_record_exists() {
         audit.clone(),
     )
     .build();
-    let md = skill_md("notes", "Summarises meeting notes.", "1.0.0", "Summarise.\n");
+    let md = skill_md(
+        "notes",
+        "Summarises meeting notes.",
+        "1.0.0",
+        "Summarise.\n",
+    );
     let source_root = tempfile::tempdir().unwrap();
     write_skill(source_root.path(), "notes", &[("SKILL.md", md.as_str())]);
     let result = run(installer.install(

@@ -85,11 +85,16 @@ pub struct SourceIdentity {
     /// The locator fetched.
     pub locator: String,
     /// The `/`-separated path trust is decided on
-    /// ([`TrustedSources`](skills_security::TrustedSources)): `owner/repo/path` for a git
-    /// host, `npm/<package>` for npm, `local/<dir>` and `archive/<slug>` otherwise.
+    /// ([`TrustedSources`](skills_security::TrustedSources)), beginning with the origin that
+    /// served it: `<api host>/owner/repo/path` for a git host (a mirror is another origin),
+    /// `<registry host>/<package>` for npm, `local/<dir>` and `archive/<slug>` otherwise.
     pub trust_path: String,
     /// The exact revision fetched (a git ref, an npm version, a tarball URL), when known.
     pub revision: Option<String>,
+    /// Whether `revision` names content that cannot change under it: a commit or a release
+    /// tag of a git host, a published npm version. A branch or a pull-request ref can, so
+    /// content fetched through one is never `verified`, whatever its repository.
+    pub immutable: bool,
 }
 
 impl SourceIdentity {
@@ -104,7 +109,15 @@ impl SourceIdentity {
             locator: locator.into(),
             trust_path: trust_path.into(),
             revision: None,
+            immutable: false,
         }
+    }
+
+    /// Marks the revision as immutable (see [`immutable`](Self::immutable)).
+    #[must_use]
+    pub fn immutable(mut self) -> Self {
+        self.immutable = true;
+        self
     }
 
     /// Sets the revision.

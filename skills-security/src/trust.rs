@@ -200,13 +200,16 @@ impl Clearance {
     }
 }
 
-/// The seed's trusted sources: skills from these owner/repository paths are verified.
+/// The seed's trusted sources: skills from these repositories, served by the public git
+/// host's API (`api.github.com`, the origin a trust path begins with), are verified when
+/// fetched at an immutable reference. The same repositories through another origin (a
+/// mirror) are not.
 pub const DEFAULT_TRUSTED_SOURCES: [&str; 5] = [
-    "anthropics/skills",
-    "vercel-labs/agent-skills",
-    "supabase/agent-skills",
-    "expo/skills",
-    "better-auth/skills",
+    "api.github.com/anthropics/skills",
+    "api.github.com/vercel-labs/agent-skills",
+    "api.github.com/supabase/agent-skills",
+    "api.github.com/expo/skills",
+    "api.github.com/better-auth/skills",
 ];
 
 /// Sources whose skills get [`TrustLevel::Verified`] automatically.
@@ -332,11 +335,13 @@ mod tests {
     #[test]
     fn trusted_source_spoofing_is_refused() {
         let t = TrustedSources::default();
-        assert!(t.is_trusted("anthropics/skills/pdf"));
-        assert!(t.is_trusted("Anthropics/Skills/pdf"));
-        assert!(t.is_trusted("/vercel-labs/agent-skills/x/"));
+        assert!(t.is_trusted("api.github.com/anthropics/skills/pdf"));
+        assert!(t.is_trusted("API.GitHub.com/Anthropics/Skills/pdf"));
+        assert!(t.is_trusted("/api.github.com/vercel-labs/agent-skills/x/"));
         for bad in [
-            "anthropics/skills",
+            "anthropics/skills/pdf",
+            "mirror.example/anthropics/skills/pdf",
+            "api.github.com/anthropics/skills",
             "anthropics/skills-evil/pdf",
             "anthropics/skillsx/pdf",
             "evil/anthropics/skills/pdf",

@@ -715,6 +715,15 @@ impl Rig {
 
     /// An installer over the failing wrappers, with `scanner` when given.
     pub fn installer(&self, scanner: Option<Arc<dyn PackageScanner>>) -> Installer {
+        self.installer_trusting(scanner, &["trusted/skills"])
+    }
+
+    /// The same, trusting `trusted` (trust paths begin with the origin: `<host:port>/owner/repo`).
+    pub fn installer_trusting(
+        &self,
+        scanner: Option<Arc<dyn PackageScanner>>,
+        trusted: &[&str],
+    ) -> Installer {
         let skills = Arc::new(FailingSkills {
             inner: self.skills.clone(),
             faults: self.faults.clone(),
@@ -729,7 +738,9 @@ impl Rig {
         });
         let mut builder = Installer::builder(skills, packages, audit)
             .clock(self.clock.clone())
-            .trusted_sources(skills::security::TrustedSources::new(["trusted/skills"]));
+            .trusted_sources(skills::security::TrustedSources::new(
+                trusted.iter().copied(),
+            ));
         if let Some(scanner) = scanner {
             builder = builder.scanner(scanner);
         }

@@ -119,7 +119,9 @@ pub(crate) fn trust(
     tenant_authored: bool,
     verdict: Verdict,
 ) -> TrustLevel {
-    if trusted.is_trusted(&source.trust_path) && verdict != Verdict::Block {
+    // A trusted repository's moving refs (a branch, someone's pull request) and its mirrors
+    // (another origin) do not vouch for what they serve.
+    if trusted.is_trusted(&source.trust_path) && source.immutable && verdict != Verdict::Block {
         TrustLevel::Verified
     } else if tenant_authored {
         TrustLevel::User

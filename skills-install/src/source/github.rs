@@ -122,6 +122,19 @@ impl Locator {
     }
 }
 
+/// A full commit id (40 or 64 hex digits): content that cannot change under it.
+fn is_commit(git_ref: &str) -> bool {
+    matches!(git_ref.len(), 40 | 64) && git_ref.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `https://Host:8443/api/v3` → `host:8443`.
+pub(crate) fn origin_of(base: &str) -> String {
+    let rest = base.split_once("://").map_or(base, |(_, rest)| rest);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    host.to_ascii_lowercase()
+}
+
 /// What a walk has gathered so far, for the caps.
 struct Walk {
     files: Vec<PackageFile>,
@@ -202,6 +215,25 @@ impl GitHubSource {
     }
 
     /// The latest release's tag, or `None` when the repository has no release.
+    /// The origin trust paths begin with: the API's host (and port), lowercase.
+    fn origin(&self) -> String {
+        origin_of(&self.base)
+    }
+
+    /// Whether `tag` is one of the repository's releases (a maintainer published it).
+    async fn is_release(&self, locator: &Locator, tag: &str) -> Result<bool> {
+        let url = format!(
+            "{}/releases/tags/{}",
+            self.repo_url(locator),
+            encode_component(tag)
+        );
+        match self.get_json(url, "the release").await {
+            Ok(release) => Ok(release.get("tag_name").and_then(Value::as_str) == Some(tag)),
+            Err(Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn latest_release(&self, locator: &Locator) -> Result<Option<String>> {
         let url = format!("{}/releases/latest", self.repo_url(locator));
         match self.get_json(url, "the latest release").await {
@@ -416,6 +448,7 @@ impl SkillSource for GitHubSource {
 
     async fn fetch(&self, locator: &str, version: Option<&str>) -> Result<SkillPackage> {
         let parsed = Locator::parse(locator)?;
+        let version_given = version.is_some();
         let git_ref = match version {
             Some(v) => Some(v.to_owned()),
             None => self.latest_release(&parsed).await?,
@@ -455,11 +488,23 @@ impl SkillSource for GitHubSource {
             .map(|v| v.to_string())
             .or_else(|| declared_version(&skill_md.bytes, skill_json));
         let trust_path = if parsed.path.is_empty() {
-            format!("{}/{}/{}", parsed.owner, parsed.repo, dir_name)
+            format!(
+                "{}/{}/{}/{}",
+                self.origin(),
+                parsed.owner,
+                parsed.repo,
+                dir_name
+            )
         } else {
-            parsed.display()
+            format!("{}/{}", self.origin(), parsed.display())
         };
         let mut identity = SourceIdentity::new(SourceKind::GitHub, parsed.display(), trust_path);
+        identity.immutable = match (&git_ref, version_given) {
+            (None, _) => false,
+            // The latest release's own tag.
+            (Some(_), false) => true,
+            (Some(r), true) => is_commit(r) || self.is_release(&parsed, r).await?,
+        };
         identity.revision = git_ref.clone();
         let name = declared_name.unwrap_or_else(|| dir_name.clone());
         Ok(

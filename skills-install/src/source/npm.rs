@@ -135,6 +135,11 @@ fn check_integrity(what: &str, integrity: &str, bytes: &[u8]) -> Result<usize> {
 }
 
 impl NpmSource {
+    /// The origin trust paths begin with: the registry's host (and port), lowercase.
+    fn origin(&self) -> String {
+        super::github::origin_of(&self.base)
+    }
+
     /// A source on the registry at `base_url` (`https://registry.example`).
     pub fn new(http: Arc<dyn HttpClient>, base_url: &str) -> Self {
         NpmSource {
@@ -307,8 +312,14 @@ impl SkillSource for NpmSource {
             .get("tarball")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let identity = SourceIdentity::new(SourceKind::Npm, locator, format!("npm/{locator}"))
-            .with_revision(url);
+        // A published npm version never changes: the revision is immutable.
+        let identity = SourceIdentity::new(
+            SourceKind::Npm,
+            locator,
+            format!("{}/{locator}", self.origin()),
+        )
+        .with_revision(url)
+        .immutable();
         Ok(
             SkillPackage::from_portable(&document, identity, &self.limits)?
                 .with_version(Some(exact)),
