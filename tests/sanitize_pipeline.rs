@@ -267,15 +267,20 @@ fn trusted_sources_decide_verified() {
     use skills::security::TrustedSources;
     let t = TrustedSources::default();
     assert_eq!(
-        t.level_for("supabase/agent-skills/postgres"),
+        t.level_for("api.github.com/supabase/agent-skills/postgres"),
         TrustLevel::Verified
     );
     assert_eq!(
-        t.level_for("supabase/agent-skills-fork/postgres"),
+        t.level_for("api.github.com/supabase/agent-skills-fork/postgres"),
+        TrustLevel::Community
+    );
+    // The same repository from another origin (a mirror) is not the trusted one.
+    assert_eq!(
+        t.level_for("mirror.example/supabase/agent-skills/postgres"),
         TrustLevel::Community
     );
     assert_eq!(
-        t.level_for("expo/skills/../../evil/x"),
+        t.level_for("api.github.com/expo/skills/../../evil/x"),
         TrustLevel::Community
     );
     let mine = TrustedSources::new(["acme/skills"]);
