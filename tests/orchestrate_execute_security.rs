@@ -524,3 +524,129 @@ fn a_step_whose_record_cannot_be_written_fails_closed() {
     assert!(a.output.is_none());
     assert_eq!(result.step("b").unwrap().state, StepState::Skipped);
 }
+
+const DEAL: &str = "Acme renewal at 1.2M, closing in May";
+
+/// A native skill that hands on everything it was shown (tokens and all), as a model
+/// summarizing its input would.
+fn echo() -> Arc<Probe> {
+    Probe::new(|input, _| Ok(StepOutput::text(format!("saw {}", input.input))))
+}
+
+fn class_chain() -> InMemorySkills {
+    InMemorySkills::new()
+        .with(SkillDefinition::native("echo").trust(TrustLevel::Verified))
+        .with(SkillDefinition::native("community-echo").trust(TrustLevel::Community))
+}
+
+#[test]
+fn data_keeps_its_class_across_steps_and_reaches_only_cleared_recipients() {
+    let probe = echo();
+    let executor = Executor::builder(
+        Arc::new(class_chain()),
+        PolicyGate::allow_all(AuditTrail::in_memory()),
+    )
+    .native("echo", probe.clone())
+    .native("community-echo", probe.clone())
+    .retry(no_wait(1))
+    .build();
+    // A confidential source -> a verified step -> a verified step -> a community step.
+    let plan = block_on(plan(vec![
+        StepSpec::new("read", "echo", "read the deal"),
+        StepSpec::new("review", "echo", "review it").after("read"),
+        StepSpec::new("share", "community-echo", "share it").after("review"),
+    ]));
+    let run = Run::new(alice())
+        .input(DEAL)
+        .source(skills::security::Context::source("crm_deal"));
+    let result = block_on(executor.execute(&plan, run)).unwrap();
+    assert!(result.success, "{result:?}");
+    for step in ["read", "review", "share"] {
+        let seen = probe.input(step);
+        assert!(
+            !seen.contains("Acme") && !seen.contains("1.2M"),
+            "`{step}` is not cleared for confidential data but saw: {seen}"
+        );
+    }
+    // What `read` handed on holds the deal (its output restored for the user); `review`
+    // got it back as data of the class it came from, not as fresh internal text.
+    let memory: Vec<_> = result.memory().collect();
+    assert!(memory[0].summary.contains(DEAL), "{}", memory[0].summary);
+    for entry in &memory {
+        assert_eq!(
+            entry.data_class,
+            DataClass::Confidential,
+            "{}",
+            entry.step_id
+        );
+        assert_eq!(entry.sources, ["crm_deal"], "{}", entry.step_id);
+    }
+    // The recipient, the user's own orchestrator, sees the raw value at the end.
+    let last = result
+        .steps
+        .last()
+        .and_then(|s| s.output.as_deref())
+        .unwrap();
+    assert!(last.contains(DEAL), "{last}");
+    let task = skills::orchestrate::Task::new("share the deal review");
+    let synthesis =
+        skills::orchestrate::synthesis::Synthesizer::new().deterministic(&task, &plan, &result);
+    assert!(synthesis.summary.contains("Acme"), "{}", synthesis.summary);
+}
+
+#[test]
+fn a_resumed_entry_keeps_its_class_for_later_steps_and_composite_sub_steps() {
+    use skills::orchestrate::plan::save_plan;
+    use skills::store::PlanStore;
+    use skills::store::in_memory::InMemoryPlanStore;
+    use skills::store::plans::{StepStatus, StepUpdate};
+
+    let probe = echo();
+    let skills = class_chain().with(
+        SkillDefinition::composite("bundle", vec![StepSpec::new("inner", "echo", "look")])
+            .trust(TrustLevel::Verified),
+    );
+    let store = Arc::new(InMemoryPlanStore::new());
+    let executor = Executor::builder(
+        Arc::new(skills),
+        PolicyGate::allow_all(AuditTrail::in_memory()),
+    )
+    .native("echo", probe.clone())
+    .plan_store(store.clone())
+    .retry(no_wait(1))
+    .build();
+    let plan = block_on(plan(vec![
+        StepSpec::new("read", "echo", "read the deal"),
+        StepSpec::new("review", "echo", "review it").after("read"),
+        StepSpec::new("pack", "bundle", "bundle it").after("read"),
+    ]));
+    let record = block_on(save_plan(store.as_ref(), &alice(), &plan)).unwrap();
+    // `read` completed in an earlier process, on confidential data; the resumed run has no
+    // input of its own, so nothing but the stored class says what the entry holds.
+    let mut done = StepUpdate::new()
+        .status(StepStatus::Complete)
+        .summary(format!("saw {DEAL}"));
+    done.data_class = Some("confidential".into());
+    done.sources = Some(vec!["crm_deal".into()]);
+    block_on(store.update_step(&alice(), &record.id, 1, done)).unwrap();
+
+    let run = Run::new(alice()).stored_plan(record.id.clone());
+    let result = block_on(executor.execute(&plan, run)).unwrap();
+    assert!(result.success, "{result:?}");
+    assert_eq!(probe.calls("read"), 0, "reused, not run again");
+    for step in ["review", "inner"] {
+        let seen = probe.input(step);
+        assert!(
+            !seen.is_empty() && !seen.contains("Acme"),
+            "`{step}` saw: {seen}"
+        );
+    }
+    let stored = block_on(store.get_step(&alice(), &record.id, 2))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (stored.data_class.as_deref(), stored.sources.as_slice()),
+        (Some("confidential"), ["crm_deal".to_owned()].as_slice()),
+        "the class and sources travel on, persisted"
+    );
+}

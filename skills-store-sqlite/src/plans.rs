@@ -52,6 +52,8 @@ const STEP_FIELDS: &[Field] = &[
     renamed("artifacts", "artifacts_json", Kind::Json),
     renamed("extracted_facts", "extracted_facts_json", Kind::Json),
     renamed("next_step_hints", "next_step_hints_json", Kind::Json),
+    field("data_class", Kind::Text),
+    renamed("sources", "sources_json", Kind::Json),
     field("created_at", Kind::Int),
     field("updated_at", Kind::Int),
 ];
@@ -265,6 +267,8 @@ impl PlanStore for SqliteStore {
                     "artifacts" => step.artifacts,
                     "extracted_facts" => step.extracted_facts,
                     "next_step_hints" => step.next_step_hints,
+                    "data_class" => step.data_class,
+                    "sources" => step.sources,
                     "created_at" => now,
                     "updated_at" => now,
                 };

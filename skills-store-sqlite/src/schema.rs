@@ -33,6 +33,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     AGENT_MEMORY,
     PACKAGES_AND_LEARNING,
     SKILL_TRUST_LEVELS,
+    MEMORY_CLASSES,
 ];
 
 /// The schema version this crate writes.
@@ -42,6 +43,12 @@ pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
 const SKILL_TRUST_LEVELS: &str = r#"
 ALTER TABLE skills ADD COLUMN trust_level TEXT
     CHECK (trust_level IS NULL OR trust_level IN ('core', 'verified', 'community', 'user'));
+"#;
+
+/// Version 6: the data class and sources of what produced a working-memory entry.
+const MEMORY_CLASSES: &str = r#"
+ALTER TABLE skill_working_memory ADD COLUMN data_class TEXT;
+ALTER TABLE skill_working_memory ADD COLUMN sources_json TEXT NOT NULL DEFAULT '[]';
 "#;
 
 /// Version 1: skills, their files and their assignments (seed 002 section 2).

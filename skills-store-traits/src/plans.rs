@@ -375,6 +375,14 @@ pub struct WorkingMemoryEntry {
     pub extracted_facts: Value,
     /// Hints for the next step.
     pub next_step_hints: Value,
+    /// The highest data class of what produced the entry (`public` to `regulated`): a later
+    /// step reads it as data of at least this class. `None` on entries written before it
+    /// was kept (read as `internal`, the default source class).
+    #[serde(default)]
+    pub data_class: Option<String>,
+    /// Where that data came from (source names), sorted.
+    #[serde(default)]
+    pub sources: Vec<String>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -399,6 +407,10 @@ pub struct NewStep {
     pub extracted_facts: Value,
     /// Hints for the next step.
     pub next_step_hints: Value,
+    /// The highest data class of what produced it.
+    pub data_class: Option<String>,
+    /// Where that data came from.
+    pub sources: Vec<String>,
 }
 
 impl NewStep {
@@ -412,6 +424,8 @@ impl NewStep {
             artifacts: Value::Null,
             extracted_facts: Value::Null,
             next_step_hints: Value::Null,
+            data_class: None,
+            sources: Vec::new(),
         }
     }
 }
@@ -430,6 +444,10 @@ pub struct StepUpdate {
     pub extracted_facts: Option<Value>,
     /// New hints.
     pub next_step_hints: Option<Value>,
+    /// A new data class (of what produced the entry).
+    pub data_class: Option<String>,
+    /// New sources.
+    pub sources: Option<Vec<String>>,
 }
 
 impl StepUpdate {
@@ -459,6 +477,10 @@ impl StepUpdate {
         set(&mut step.artifacts, self.artifacts);
         set(&mut step.extracted_facts, self.extracted_facts);
         set(&mut step.next_step_hints, self.next_step_hints);
+        if self.data_class.is_some() {
+            step.data_class = self.data_class;
+        }
+        set(&mut step.sources, self.sources);
         step.updated_at = now;
     }
 }

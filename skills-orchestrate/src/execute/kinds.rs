@@ -200,7 +200,7 @@ impl Executor {
         let run = Run {
             scope: call.run.scope.clone(),
             input: Self::raw_input(call),
-            source: call.run.source.clone(),
+            source: Self::composite_source(call),
             progress: Arc::new(Nested {
                 inner: call.run.progress.clone(),
                 prefix: call.step.id.clone(),

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use skills_security::DataClass;
 use skills_store_traits::plans::{NewStep, StepStatus, StepUpdate, WorkingMemoryEntry};
 
 use crate::llm::{TokenCounter, TokenUsage};
@@ -136,7 +137,20 @@ pub struct MemoryEntry {
     pub extracted_facts: Vec<ExtractedFact>,
     /// Next-step hints.
     pub next_step_hints: Vec<String>,
+    /// The highest class of what produced the entry: every class the step's input held
+    /// (the task input under its source, the dependencies under theirs), whether or not the
+    /// skill was cleared to see it, since its output is restored for the recipient. A later
+    /// step reads the entry as data of at least this class.
+    pub data_class: DataClass,
+    /// Where that data came from: the run's source (when the step had task input) and its
+    /// dependencies' sources, sorted and without repeats.
+    pub sources: Vec<String>,
 }
+
+/// The class an entry stored without one (or with a name this crate does not know) is read
+/// as: restricted, the highest a non-core skill is never cleared for and that still
+/// tokenizes, since nothing says what produced it.
+pub const UNKNOWN_MEMORY_CLASS: DataClass = DataClass::Restricted;
 
 impl MemoryEntry {
     /// The entry as a dependent step's input reads it.
@@ -170,6 +184,8 @@ impl MemoryEntry {
         step.artifacts = to_value(&self.artifacts);
         step.extracted_facts = to_value(&self.extracted_facts);
         step.next_step_hints = to_value(&self.next_step_hints);
+        step.data_class = Some(self.data_class.as_str().to_owned());
+        step.sources = self.sources.clone();
         step
     }
 
@@ -181,10 +197,13 @@ impl MemoryEntry {
         update.artifacts = Some(to_value(&self.artifacts));
         update.extracted_facts = Some(to_value(&self.extracted_facts));
         update.next_step_hints = Some(to_value(&self.next_step_hints));
+        update.data_class = Some(self.data_class.as_str().to_owned());
+        update.sources = Some(self.sources.clone());
         update
     }
 
-    /// Reads a stored entry back (resume). Payloads that do not parse read as empty.
+    /// Reads a stored entry back (resume). Payloads that do not parse read as empty; a
+    /// missing or unknown class as [`UNKNOWN_MEMORY_CLASS`].
     pub(crate) fn from_stored(step_id: &str, stored: &WorkingMemoryEntry) -> Self {
         MemoryEntry {
             step: stored.step_number,
@@ -194,6 +213,12 @@ impl MemoryEntry {
             artifacts: from_value(&stored.artifacts),
             extracted_facts: from_value(&stored.extracted_facts),
             next_step_hints: from_value(&stored.next_step_hints),
+            data_class: stored
+                .data_class
+                .as_deref()
+                .and_then(DataClass::parse)
+                .unwrap_or(UNKNOWN_MEMORY_CLASS),
+            sources: stored.sources.clone(),
         }
     }
 }
@@ -290,6 +315,8 @@ mod tests {
             artifacts: vec!["a.txt".into()],
             extracted_facts: vec![ExtractedFact::new("x", "y", "z")],
             next_step_hints: vec!["h".into()],
+            data_class: DataClass::Confidential,
+            sources: vec!["crm_deal".into()],
         };
         let new = entry.new_step();
         // The record is non-exhaustive: build it the way a store hands it back.
@@ -297,10 +324,23 @@ mod tests {
             "id": "1", "plan_id": "p", "step_number": new.step_number, "skill_id": new.skill_id,
             "status": new.status, "summary": new.summary, "artifacts": new.artifacts,
             "extracted_facts": new.extracted_facts, "next_step_hints": new.next_step_hints,
+            "data_class": new.data_class, "sources": new.sources,
             "created_at": 0, "updated_at": 0,
         }))
         .unwrap();
         assert_eq!(MemoryEntry::from_stored("b", &stored), entry);
+        // An entry from before classes were kept reads as restricted, never as internal.
+        let old: WorkingMemoryEntry = serde_json::from_value(serde_json::json!({
+            "id": "1", "plan_id": "p", "step_number": 1, "skill_id": "s", "status": "complete",
+            "artifacts": [], "extracted_facts": [], "next_step_hints": [],
+            "created_at": 0, "updated_at": 0,
+        }))
+        .unwrap();
+        let read = MemoryEntry::from_stored("a", &old);
+        assert_eq!(
+            (read.data_class, read.sources),
+            (DataClass::Restricted, vec![])
+        );
     }
 
     proptest! {

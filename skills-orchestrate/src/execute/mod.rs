@@ -7,7 +7,10 @@
 //!    ([`InMemorySkills`], or [`CatalogSkills`] over the catalog's resolver);
 //! 2. **build the input** from working memory (the dependencies' [`MemoryEntry`]s, in plan
 //!    order, after the task input) and **sanitize** it for the trust level, in a token vault
-//!    scoped to this execution;
+//!    scoped to this execution: the task input under the run's source, each entry at least at
+//!    the class of what produced it (its [`data_class`](MemoryEntry::data_class)), so a value
+//!    hidden from one step for where it came from stays hidden from every later step not
+//!    cleared for that class;
 //! 3. **ask the policy gate** with the classes the input holds; a denial, or an approval the
 //!    [`StepApprover`] refuses, fails the step as denied: not retried, dependents skipped,
 //!    audited;
@@ -21,7 +24,8 @@
 //!    the step as a leak, not retried, and nothing of it goes further;
 //! 7. **append the execution record** (through the gate, or the audit trail), then **write
 //!    the working-memory entry** (summary within the skill's verbosity: 300/800/1,500 tokens,
-//!    500 when undeclared; by the model or cut) and persist it through the plan store.
+//!    500 when undeclared; by the model or cut; the highest class the input held and its
+//!    sources) and persist it through the plan store.
 //!
 //! Failures are retried per [`RetryPolicy`] (model, transport and timeout errors, with
 //! exponential backoff on the host's [`Timer`]); the dependents of a failed step are skipped,
@@ -106,7 +110,8 @@ pub use catalog::{CatalogSkills, default_trust};
 pub use executor::{Executor, ExecutorBuilder, Run};
 pub use kinds::SUBAGENT_SYSTEM;
 pub use memory::{
-    ExtractedFact, MemoryEntry, StepOutput, SummaryMode, TRUNCATION_MARKER, truncate_to_tokens,
+    ExtractedFact, MemoryEntry, StepOutput, SummaryMode, TRUNCATION_MARKER, UNKNOWN_MEMORY_CLASS,
+    truncate_to_tokens,
 };
 pub use native::{NativeSkill, NativeSkills, SkillInput};
 pub use result::{ExecutionResult, StepResult, StepState};

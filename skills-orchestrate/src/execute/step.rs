@@ -253,14 +253,41 @@ impl Executor {
             let input = execution.sanitize_text(&call.run.input, &call.run.source);
             parts.push(format!("Task input:\n{}", input.text));
         }
-        let memory = Context::default();
         for entry in &call.deps {
+            // Each entry at least at the class of what produced it: a value hidden from an
+            // earlier step because of where it came from stays hidden from every later step
+            // not cleared for that class.
+            let memory = Context::default().at_least(entry.data_class);
             parts.push(execution.sanitize_text(&entry.render(), &memory).text);
         }
         parts.join("\n\n")
     }
 
-    /// The same input unsanitized, for a composite's sub-steps (each sanitizes for itself).
+    /// Where a step's data came from: the run's source when it had task input, and its
+    /// dependencies' sources; sorted, without repeats.
+    pub(super) fn sources(call: &StepCall<'_>) -> Vec<String> {
+        let mut sources: std::collections::BTreeSet<String> = call
+            .deps
+            .iter()
+            .flat_map(|entry| entry.sources.iter().cloned())
+            .collect();
+        if !call.run.input.is_empty() && !call.run.source.source.is_empty() {
+            sources.insert(call.run.source.source.clone());
+        }
+        sources.into_iter().collect()
+    }
+
+    /// The context a composite's sub-steps read their raw input under: the run's source,
+    /// raised to the highest class among the dependencies' entries.
+    pub(super) fn composite_source(call: &StepCall<'_>) -> Context {
+        call.deps
+            .iter()
+            .map(|entry| entry.data_class)
+            .fold(call.run.source.clone(), Context::at_least)
+    }
+
+    /// The same input unsanitized, for a composite's sub-steps (each sanitizes for itself,
+    /// under [`composite_source`](Self::composite_source)).
     pub(super) fn raw_input(call: &StepCall<'_>) -> String {
         let mut parts = Vec::with_capacity(call.deps.len() + 1);
         if !call.run.input.is_empty() {
@@ -317,6 +344,12 @@ impl Executor {
             self.check_output(execution, output)?
         };
         let summary = self.summarize(skill, &checked, execution, usage).await;
+        let data_class = execution
+            .audit()
+            .data_classes_requested
+            .into_iter()
+            .max()
+            .unwrap_or(DataClass::Public);
         let memory = MemoryEntry {
             step: call.step.number,
             step_id: call.step.id.clone(),
@@ -325,6 +358,8 @@ impl Executor {
             artifacts: checked.output.artifacts,
             extracted_facts: checked.output.extracted_facts,
             next_step_hints: checked.output.next_step_hints,
+            data_class,
+            sources: Self::sources(call),
         };
         Ok(Done {
             output: checked.output.text,

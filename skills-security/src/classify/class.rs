@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Error;
 
@@ -11,7 +11,7 @@ use crate::Error;
 ///
 /// The order is meaningful: `Public < Internal < Confidential < Restricted < Regulated`, so
 /// the class of a whole is the maximum of the classes of its parts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DataClass {
     /// Can be shared freely (company names, public information).
@@ -45,6 +45,11 @@ impl DataClass {
             DataClass::Restricted => "restricted",
             DataClass::Regulated => "regulated",
         }
+    }
+
+    /// The class named `name` (as [`as_str`](Self::as_str) writes it).
+    pub fn parse(name: &str) -> Option<DataClass> {
+        DataClass::ALL.into_iter().find(|c| c.as_str() == name)
     }
 
     pub(crate) fn index(self) -> usize {

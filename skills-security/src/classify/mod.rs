@@ -13,11 +13,16 @@ pub use json::{FieldClass, JsonClassification};
 
 use crate::detect::{Detector, Finding, Findings};
 
-/// Where data came from, which can raise its class (`crm_deal`, `financial_report`).
+/// Where data came from, which can raise its class (`crm_deal`, `financial_report`), and
+/// the least class it is known to have (data derived from a confidential source stays
+/// confidential, whatever it now looks like).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Context {
     /// The source name; empty means unknown.
     pub source: String,
+    /// The least class of every item, over the source's rule (`None`: the rule's alone).
+    pub at_least: Option<DataClass>,
 }
 
 impl Context {
@@ -25,7 +30,23 @@ impl Context {
     pub fn source(source: impl Into<String>) -> Context {
         Context {
             source: source.into(),
+            at_least: None,
         }
+    }
+
+    /// The same context, with every item at least of `class` (never lowered: the higher of
+    /// `class` and a floor already set).
+    ///
+    /// ```
+    /// use skills_security::{Classifier, Context, DataClass};
+    ///
+    /// let derived = Context::default().at_least(DataClass::Confidential);
+    /// let c = Classifier::new().classify_text("a summary of the deal", &derived);
+    /// assert_eq!(c.classification, DataClass::Confidential);
+    /// ```
+    pub fn at_least(mut self, class: DataClass) -> Context {
+        self.at_least = Some(self.at_least.map_or(class, |floor| floor.max(class)));
+        self
     }
 }
 
@@ -95,8 +116,20 @@ impl SourceRules {
         self
     }
 
-    /// The rule that applies to `context`.
+    /// The rule that applies to `context`: the source's, its class raised to the context's
+    /// floor (a regulated floor is redacted, never tokenized).
     pub fn rule_for(&self, context: &Context) -> SourceRule {
+        let mut rule = self.source_rule(context);
+        if let Some(floor) = context.at_least
+            && floor > rule.class
+        {
+            rule.class = floor;
+            rule.tokenizable &= floor < DataClass::Regulated;
+        }
+        rule
+    }
+
+    fn source_rule(&self, context: &Context) -> SourceRule {
         match self.rules.get(&context.source) {
             Some(rule) => rule.clone(),
             None => SourceRule {

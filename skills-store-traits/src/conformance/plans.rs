@@ -357,6 +357,10 @@ pub async fn steps_crud_and_order(store: &dyn PlanStore) {
     for n in [3, 1, 2] {
         let mut step = NewStep::new(n, format!("skill-{n}"));
         step.artifacts = json!({"files": [format!("out-{n}.txt")]});
+        if n == 3 {
+            step.data_class = Some("confidential".into());
+            step.sources = vec!["crm_deal".into(), "notes".into()];
+        }
         let entry = store.insert_step(&scope, &plan_id, step).await.unwrap();
         assert_eq!(
             (entry.plan_id.as_str(), entry.step_number),
@@ -364,6 +368,17 @@ pub async fn steps_crud_and_order(store: &dyn PlanStore) {
         );
         assert_eq!(entry.status, StepStatus::Pending);
     }
+    let third = store.get_step(&scope, &plan_id, 3).await.unwrap().unwrap();
+    assert_eq!(
+        (third.data_class.as_deref(), third.sources.as_slice()),
+        (
+            Some("confidential"),
+            ["crm_deal".to_owned(), "notes".to_owned()].as_slice()
+        ),
+        "an entry keeps the class and sources of what produced it"
+    );
+    let second = store.get_step(&scope, &plan_id, 2).await.unwrap().unwrap();
+    assert_eq!((second.data_class, second.sources), (None, Vec::new()));
     let numbers: Vec<u32> = store
         .list_steps(&scope, &plan_id)
         .await
@@ -411,6 +426,8 @@ pub async fn steps_crud_and_order(store: &dyn PlanStore) {
             json!([{"subject": "report", "predicate": "has", "object": "3 pages"}]),
         ),
         next_step_hints: Some(json!(["summarize"])),
+        data_class: Some("restricted".into()),
+        sources: Some(vec!["financial_report".into()]),
         ..StepUpdate::default()
     };
     let updated = store
@@ -425,6 +442,14 @@ pub async fn steps_crud_and_order(store: &dyn PlanStore) {
         "unset fields stay"
     );
     assert_eq!(updated.next_step_hints, json!(["summarize"]));
+    assert_eq!(
+        (updated.data_class.as_deref(), updated.sources.as_slice()),
+        (
+            Some("restricted"),
+            ["financial_report".to_owned()].as_slice()
+        ),
+        "an update replaces the class and sources"
+    );
     assert_eq!(
         store.get_step(&scope, &plan_id, 1).await.unwrap(),
         Some(updated)

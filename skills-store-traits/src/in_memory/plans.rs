@@ -170,6 +170,8 @@ impl PlanStore for InMemoryPlanStore {
             artifacts: step.artifacts,
             extracted_facts: step.extracted_facts,
             next_step_hints: step.next_step_hints,
+            data_class: step.data_class,
+            sources: step.sources,
             created_at: now,
             updated_at: now,
         };
