@@ -94,6 +94,14 @@ async fn approved_referenced_scripts_run_in_the_sandbox_and_render_in_order() {
     let s = skill();
     let sandbox = ProcessSandbox::new();
     if sandbox.probe().tier.is_none() {
+        // Under CI (or when the host says isolation is required) a missing sandbox fails.
+        let required = std::env::var("CI").is_ok_and(|v| v == "true")
+            || std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "the process sandbox is required here but unavailable: {:?}",
+            sandbox.probe().missing
+        );
         eprintln!(
             "SKIPPED: the process sandbox is unavailable here: {:?}",
             sandbox.probe().missing

@@ -75,6 +75,7 @@
 //! The crate depends on `skills-core`, `skills-store-traits`
 //! and `skills-catalog`; it never depends on `skills-orchestrate`.
 
+pub mod allowed_tools;
 pub mod approval;
 pub mod audit;
 pub mod autonomy;

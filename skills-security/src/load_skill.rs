@@ -24,7 +24,10 @@ use skills_catalog::activation::{
 };
 use skills_catalog::agent_tools::SkillFileReader;
 
+use crate::allowed_tools::{ActiveSkill, ToolPolicy};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approvals, SessionScope};
+use crate::gate::SkillInfo;
+use crate::permissions::Principal;
 use crate::sandbox::{
     Outcome, Program, Sandbox, SandboxConfig, SandboxRequest, ScriptError, Status, resolve_script,
 };
@@ -60,6 +63,21 @@ pub struct LoadedSkill {
     pub scripts: BTreeMap<String, ScriptReport>,
     /// The activation, when the skill resolved.
     pub activation: Option<Activation>,
+    /// The skill as the gate knows it (id, path, category, version, the trust level it ran
+    /// at and that level's default risk), when it resolved.
+    pub skill: Option<SkillInfo>,
+    /// The tool policy its `allowed-tools` declares (undeclared when it has none or did not
+    /// resolve): what the gate answers the model's tool calls with while it is active.
+    pub tool_policy: ToolPolicy,
+}
+
+impl LoadedSkill {
+    /// The skill, active for `principal`: what [`GatedTools`](crate::allowed_tools::GatedTools)
+    /// checks the model's tool calls against. `None` when the skill did not resolve.
+    pub fn activate_for(&self, principal: Principal) -> Option<ActiveSkill> {
+        let skill = self.skill.clone()?;
+        Some(ActiveSkill::new(principal, skill, self.tool_policy.clone()))
+    }
 }
 
 /// Scanner findings for a script the person should see (the host's scanner).
@@ -343,6 +361,8 @@ impl<'a> ScriptRunner<'a> {
                     rendered,
                     scripts: BTreeMap::new(),
                     activation: None,
+                    skill: None,
+                    tool_policy: ToolPolicy::undeclared(),
                 };
             }
         };
@@ -379,10 +399,24 @@ impl<'a> ScriptRunner<'a> {
                 .insert(script.clone(), report.run.clone());
             scripts.insert(script, report);
         }
+        let tool_policy = ToolPolicy::from_skill_md(&activation.instructions);
+        let skill = resolved.map(|s| {
+            let mut info = SkillInfo::new(
+                s.id.clone(),
+                s.source_ref.clone(),
+                trust,
+                crate::autonomy::default_risk(trust),
+            )
+            .category(s.category.clone());
+            info.version.clone_from(&s.version);
+            info
+        });
         LoadedSkill {
             rendered: render_activation(&activation),
             scripts,
             activation: Some(activation),
+            skill,
+            tool_policy,
         }
     }
 }

@@ -248,18 +248,21 @@ impl TrustedSources {
         }
     }
 
-    /// True when `skill_path` (`anthropics/skills/pdf`) lies under a trusted source.
+    /// True when `skill_path` (`api.github.com/anthropics/skills/pdf`: the origin, then
+    /// owner, repository and path) lies under a trusted source.
     ///
     /// Segments are compared whole and case-insensitively (GitHub owners and repositories
     /// are), so `anthropics/skills-evil/x` and `anthropics/skills/../../evil/x` are not
-    /// trusted.
+    /// trusted, and neither is the same repository through another origin.
     ///
     /// ```
     /// use skills_security::{TrustLevel, TrustedSources};
     ///
     /// let trusted = TrustedSources::default();
-    /// assert_eq!(trusted.level_for("anthropics/skills/pdf"), TrustLevel::Verified);
-    /// assert_eq!(trusted.level_for("anthropics/skills-evil/pdf"), TrustLevel::Community);
+    /// assert_eq!(trusted.level_for("api.github.com/anthropics/skills/pdf"), TrustLevel::Verified);
+    /// assert_eq!(trusted.level_for("api.github.com/anthropics/skills-evil/pdf"), TrustLevel::Community);
+    /// assert_eq!(trusted.level_for("mirror.example/anthropics/skills/pdf"), TrustLevel::Community);
+    /// assert_eq!(trusted.level_for("anthropics/skills/pdf"), TrustLevel::Community);
     /// ```
     pub fn is_trusted(&self, skill_path: &str) -> bool {
         let Some(path) = segments(skill_path) else {

@@ -279,8 +279,14 @@ mod tests {
     #[test]
     fn trust_follows_source_authorship_and_verdict() {
         let trusted = TrustedSources::new(["acme/skills"]);
-        let from = |path: &str| SourceIdentity::new(SourceKind::GitHub, path, path);
+        let from = |path: &str| SourceIdentity::new(SourceKind::GitHub, path, path).immutable();
         let ours = from("acme/skills/pdf");
+        // The same trusted path at a moving reference (a branch, a pull-request ref).
+        let moving = SourceIdentity::new(SourceKind::GitHub, "acme/skills/pdf", "acme/skills/pdf");
+        assert_eq!(
+            trust(&trusted, &moving, false, Verdict::Clean),
+            TrustLevel::Community
+        );
         let theirs = from("evil/skills/pdf");
         assert_eq!(
             trust(&trusted, &ours, false, Verdict::Clean),

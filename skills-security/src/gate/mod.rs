@@ -78,6 +78,11 @@ use crate::permissions::{
 };
 use crate::trust::{Clearance, RegulatedApproval, TrustLevel};
 
+mod tool_call;
+
+pub use tool_call::ToolCallRequest;
+pub(crate) use tool_call::hash_json;
+
 /// The skill a step runs, as the gate needs to know it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -249,6 +254,9 @@ pub enum DenyCode {
     RateLimited,
     /// An approval names another execution.
     ApprovalMismatch,
+    /// A tool call the active skill's `allowed-tools` does not list, on a host that
+    /// restricts skills to their lists.
+    NotInAllowedTools,
 }
 
 impl DenyCode {
@@ -259,6 +267,7 @@ impl DenyCode {
             DenyCode::ToolDenied => "tool_denied",
             DenyCode::RateLimited => "rate_limited",
             DenyCode::ApprovalMismatch => "approval_mismatch",
+            DenyCode::NotInAllowedTools => "not_in_allowed_tools",
         }
     }
 }
@@ -360,6 +369,7 @@ pub struct PolicyGate {
     limits: Vec<RateLimit>,
     approvers: Arc<dyn ApproverDirectory>,
     mode: Mode,
+    tools: tool_call::ToolCallSettings,
 }
 
 impl fmt::Debug for PolicyGate {
@@ -392,6 +402,7 @@ impl PolicyGate {
             limits: Vec::new(),
             approvers: Arc::new(InMemoryApprovers::new()),
             mode: Mode::Checked,
+            tools: tool_call::ToolCallSettings::default(),
         }
     }
 
@@ -593,31 +604,9 @@ impl PolicyGate {
         }
         if resolved.requires_approval.value {
             let roles = &resolved.approver_roles.value;
-            let problem = match &step.approval {
-                None => None,
-                Some(a)
-                    if a.approved_by == step.principal.user && !resolved.self_approval.value =>
-                {
-                    Some(format!(
-                        "{} asked for this step and cannot also approve it",
-                        a.approved_by
-                    ))
-                }
-                Some(_) if roles.is_empty() => None,
-                Some(a) => {
-                    let held = self
-                        .approvers
-                        .roles(&step.principal.tenant, &a.approved_by)
-                        .await?;
-                    (!held.iter().any(|r| roles.contains(r))).then(|| {
-                        format!(
-                            "{} holds none of the approver roles ({})",
-                            a.approved_by,
-                            roles.join(", ")
-                        )
-                    })
-                }
-            };
+            let problem = self
+                .rule_approval_problem(&step.principal, step.approval.as_ref(), resolved)
+                .await?;
             if step.approval.is_none() || problem.is_some() {
                 let base = match &resolved.requires_approval.rule {
                     Some(rule) => format!("Approval required by rule `{rule}`"),
@@ -664,6 +653,41 @@ impl PolicyGate {
             reasons.push(autonomy.reason.to_string());
         }
         Ok(Decision::Allow { reasons })
+    }
+
+    /// What is wrong with `approval` for a rule that requires approval: the requester
+    /// approving their own step (unless a rule allows it), or an approver without one of
+    /// the rule's roles in the host's directory. `None` when it is acceptable or absent.
+    async fn rule_approval_problem(
+        &self,
+        principal: &Principal,
+        approval: Option<&StepApproval>,
+        resolved: &ResolvedPermissions,
+    ) -> Result<Option<String>, GateError> {
+        let roles = &resolved.approver_roles.value;
+        Ok(match approval {
+            None => None,
+            Some(a) if a.approved_by == principal.user && !resolved.self_approval.value => {
+                Some(format!(
+                    "{} asked for this step and cannot also approve it",
+                    a.approved_by
+                ))
+            }
+            Some(_) if roles.is_empty() => None,
+            Some(a) => {
+                let held = self
+                    .approvers
+                    .roles(&principal.tenant, &a.approved_by)
+                    .await?;
+                (!held.iter().any(|r| roles.contains(r))).then(|| {
+                    format!(
+                        "{} holds none of the approver roles ({})",
+                        a.approved_by,
+                        roles.join(", ")
+                    )
+                })
+            }
+        })
     }
 
     async fn audit(
