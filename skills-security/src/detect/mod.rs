@@ -11,8 +11,8 @@ mod ip;
 mod keyword;
 mod label;
 mod money;
+mod pass;
 mod phone;
-mod scan;
 mod secret;
 mod ssn;
 mod table;
@@ -116,7 +116,7 @@ pub trait Recognizer: Send + Sync {
 /// ```
 #[derive(Clone)]
 pub struct Detector {
-    scanner: scan::Scanner,
+    pass: pass::TriggerPass,
     host: Vec<Arc<dyn Recognizer>>,
 }
 
@@ -139,7 +139,7 @@ impl Detector {
     /// The built-in recognizers.
     pub fn new() -> Detector {
         Detector {
-            scanner: scan::Scanner::new(),
+            pass: pass::TriggerPass::new(),
             host: Vec::new(),
         }
     }
@@ -163,7 +163,7 @@ impl Detector {
         findings.items.clear();
         findings.resolved.clear();
         findings.rejected_host_spans = 0;
-        self.scanner.scan(text, &mut findings.items);
+        self.pass.run(text, &mut findings.items);
         if !self.host.is_empty() {
             let mut spans = Vec::new();
             for r in &self.host {
