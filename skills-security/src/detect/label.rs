@@ -3,7 +3,8 @@
 //! theirs (`Mobile:`, `call`, `SSN#`) from one introduced as something else (`Order ref
 //! (legacy system):`, `Tracking number of the returned item:`, `Lab panel code`).
 //!
-//! A break ends the label: `,`, `;`, `!`, `?`, `|`, a tab, a sentence end (`.` after a word
+//! A break ends the label: `,`, `;`, `!`, `?`, `|`, a tab (not one right after a colon:
+//! `Tel:\t...`), a sentence end (`.` after a word
 //! of four letters or more; `No.`, `Tel.`, `Ref.` are abbreviations, not ends), or a word
 //! with three digits or more in it (another value sits between; `Q3` is still a word).
 //! Words are letters and digits of any script; `_` and punctuation (`—`, `。`) split them,
@@ -41,6 +42,16 @@ fn prev_char(w: &[u8], e: usize) -> (usize, bool) {
     (s, letter)
 }
 
+/// True when the tab at `t` follows a colon (spaces between): `Tel:\t...` is a label and
+/// its value, not two cells of a tab-separated row.
+fn after_colon(w: &[u8], t: usize) -> bool {
+    let mut i = t;
+    while i > 0 && w[i - 1] == b' ' {
+        i -= 1;
+    }
+    i > 0 && w[i - 1] == b':'
+}
+
 /// The nearest word before `start` (same line, within the look-back window and up to a
 /// break) that is in `own` or `other`.
 pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &[&[u8]], other: &[&[u8]]) -> Option<Cue> {
@@ -58,7 +69,9 @@ pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &[&[u8]], other: &[&[u8]]
                 break;
             }
             let b = w[e - 1];
-            if matches!(b, b',' | b';' | b'!' | b'?' | b'|' | b'\t') {
+            if matches!(b, b',' | b';' | b'!' | b'?' | b'|')
+                || (b == b'\t' && !after_colon(w, e - 1))
+            {
                 return None;
             }
             if b == b'.' && w.get(e) == Some(&b' ') {
@@ -140,5 +153,7 @@ mod tests {
         assert_eq!(cue("See the order. Reach me at "), None);
         assert_eq!(cue("Order No. "), Some(Cue::Other));
         assert_eq!(cue("order\nMobile "), None);
+        assert_eq!(cue("phone\t"), None);
+        assert_eq!(cue("Phone:\t"), Some(Cue::Own));
     }
 }

@@ -14,6 +14,8 @@ mod label;
 mod money;
 mod pass;
 mod phone;
+mod phone_context;
+mod phone_region;
 mod secret;
 mod ssn;
 mod table;

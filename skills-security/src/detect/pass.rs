@@ -20,7 +20,8 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind};
 use super::table::Tables;
 use super::{Finding, FindingKind};
 use super::{
-    birth, card, credential, date, email, iban, ip, keyword, money, phone, secret, ssn, text,
+    birth, card, credential, date, email, iban, ip, keyword, money, phone, phone_region, secret,
+    ssn, text,
 };
 use crate::classify::{DataClass, DataType};
 
@@ -88,6 +89,8 @@ fn value(out: &mut Vec<Finding>, start: usize, end: usize, data_type: DataType) 
 
 impl TriggerPass {
     pub(crate) fn new() -> TriggerPass {
+        // The phone metadata is read here, once per process, so no detection pays for it.
+        phone_region::preload();
         let mut patterns: Vec<&str> = Vec::new();
         let mut triggers = Vec::new();
         let mut add = |p: &'static str, t: Trigger| {
