@@ -75,8 +75,8 @@ pub(crate) fn ssn_context(h: &[u8], start: usize) -> bool {
     let w = lookback(h, start, &mut buf);
     contains_word(w, b"ssn")
         || contains_word(w, b"ss#")
-        || memchr::memmem::find(w, b"social security").is_some()
-        || memchr::memmem::find(w, b"soc. sec").is_some()
+        || super::text::find(w, b"social security").is_some()
+        || super::text::find(w, b"soc. sec").is_some()
 }
 
 fn valid(area: u32, group: u32, serial: u32) -> bool {
