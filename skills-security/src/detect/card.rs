@@ -157,15 +157,19 @@ fn branded(h: &[u8], p: usize, e: usize, labelled: &mut Option<bool>) -> bool {
     }) && (len > 12 || grouped_like_a_card(h, p, e) || label())
 }
 
-/// `dddd dddd dddd` (or with dashes), and no more groups after it: the way a 12-digit
-/// card is printed (the first three groups of a longer number are not one).
+/// `dddd dddd dddd` (or with dashes), and no more groups before or after it: the way a
+/// 12-digit card is printed (three groups of a longer number are not one).
 fn grouped_like_a_card(h: &[u8], p: usize, e: usize) -> bool {
+    let group_after = matches!(at(h, e), Some(b' ' | b'-'))
+        && matches!(at(h, e + 1), Some(b) if b.is_ascii_digit());
+    let group_before = matches!(before(h, p), Some(b' ' | b'-'))
+        && matches!(p.checked_sub(2).and_then(|i| at(h, i)), Some(b) if b.is_ascii_digit());
     e - p == 14
         && digit_run(h, p, 4) == 4
         && digit_run(h, p + 5, 4) == 4
         && digit_run(h, p + 10, 4) == 4
-        && !(matches!(at(h, e), Some(b' ' | b'-'))
-            && matches!(at(h, e + 1), Some(b) if b.is_ascii_digit()))
+        && !group_after
+        && !group_before
 }
 
 /// True when the nearest cue of the label before `p` is a card word.
@@ -280,6 +284,7 @@ mod tests {
         assert_eq!(card("tracking 561255882699 out"), None);
         // Nor the first three groups of a longer number failing Luhn.
         assert_eq!(card("ref 5898 9168 3171 5118 x"), None);
+        assert_eq!(at_digit(b"ref 4436 6594 5388 2329 x", 9), None);
         // JCB's 15-digit 1800 and 2131 ranges, and 16 digits.
         assert_eq!(card("card 180025767580912."), Some("180025767580912"));
         assert_eq!(card("2131 0543 4091 245 ok"), Some("2131 0543 4091 245"));
