@@ -21,7 +21,7 @@
 //! (`6759 6498 2643`) or after a card label; a UnionPay number failing Luhn (older cards
 //! have none) only after a card label (`卡号`, `Card no.`).
 
-use super::label::{Cue, nearest_cue};
+use super::label::{Cue, WordsOnce, nearest_cue};
 use super::text::{at, before, digit_run, is_alnum};
 
 /// The Luhn check over the digits of `s` (other bytes ignored).
@@ -174,7 +174,9 @@ fn grouped_like_a_card(h: &[u8], p: usize, e: usize) -> bool {
 
 /// True when the nearest cue of the label before `p` is a card word.
 fn card_label(h: &[u8], p: usize) -> bool {
-    nearest_cue(h, p, &CARD_WORDS, &[]) == Some(Cue::Own)
+    static OWN: WordsOnce = WordsOnce::new(&[&CARD_WORDS]);
+    static NONE: WordsOnce = WordsOnce::new(&[]);
+    nearest_cue(h, p, OWN.get(), NONE.get()) == Some(Cue::Own)
 }
 
 /// A card number starting at the digit `p`; returns its end.

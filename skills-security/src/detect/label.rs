@@ -52,9 +52,61 @@ fn after_colon(w: &[u8], t: usize) -> bool {
     i > 0 && w[i - 1] == b':'
 }
 
+/// A set of cue words, sorted once for binary search: the lists are written in an order that
+/// reads well, and a label's every word is looked up in two of them (a walk through a list
+/// of a hundred words per word cost more than the rest of the label rule).
+#[derive(Debug)]
+pub(crate) struct Words {
+    sorted: Vec<&'static [u8]>,
+    /// Whether some word starts with this byte: most words of a label (and every number)
+    /// are refused on their first byte.
+    first: [bool; 256],
+}
+
+impl Words {
+    /// The words of `lists`, sorted.
+    pub(crate) fn new(lists: &[&[&'static [u8]]]) -> Words {
+        let mut sorted: Vec<&'static [u8]> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut first = [false; 256];
+        for w in &sorted {
+            if let Some(&b) = w.first() {
+                first[usize::from(b)] = true;
+            }
+        }
+        Words { sorted, first }
+    }
+
+    /// True when `word` is one of them.
+    pub(crate) fn contains(&self, word: &[u8]) -> bool {
+        word.first().is_some_and(|&b| self.first[usize::from(b)])
+            && self.sorted.binary_search(&word).is_ok()
+    }
+}
+
+/// A lazily built [`Words`]: `static NAME: WordsOnce = WordsOnce::new(&[&LIST...]);`.
+pub(crate) struct WordsOnce {
+    lists: &'static [&'static [&'static [u8]]],
+    words: std::sync::OnceLock<Words>,
+}
+
+impl WordsOnce {
+    pub(crate) const fn new(lists: &'static [&'static [&'static [u8]]]) -> WordsOnce {
+        WordsOnce {
+            lists,
+            words: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> &Words {
+        self.words.get_or_init(|| Words::new(self.lists))
+    }
+}
+
 /// The nearest word before `start` (same line, within the look-back window and up to a
 /// break) that is in `own` or `other`.
-pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &[&[u8]], other: &[&[u8]]) -> Option<Cue> {
+pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &Words, other: &Words) -> Option<Cue> {
     let mut buf = [0u8; WINDOW];
     let w = lookback(h, start, &mut buf);
     let mut e = w.len();
@@ -104,7 +156,12 @@ pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &[&[u8]], other: &[&[u8]]
             .iter()
             .rposition(|&b| b >= 0x80)
             .map_or(word, |i| &word[i + 1..]);
-        for candidate in [word, tail] {
+        let candidates: &[&[u8]] = if tail.len() == word.len() {
+            &[word]
+        } else {
+            &[word, tail]
+        };
+        for &candidate in candidates {
             if own.contains(&candidate) {
                 return Some(Cue::Own);
             }
@@ -123,9 +180,11 @@ mod tests {
 
     const OWN: [&[u8]; 2] = [b"phone", b"call"];
     const OTHER: [&[u8]; 3] = [b"order", b"tracking", b"ref"];
+    static OWN_WORDS: WordsOnce = WordsOnce::new(&[&OWN]);
+    static OTHER_WORDS: WordsOnce = WordsOnce::new(&[&OTHER]);
 
     fn cue(s: &str) -> Option<Cue> {
-        nearest_cue(s.as_bytes(), s.len(), &OWN, &OTHER)
+        nearest_cue(s.as_bytes(), s.len(), OWN_WORDS.get(), OTHER_WORDS.get())
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! name after it (`221 4567 Baker Road` is an address). Labels are read by
 //! [`label`](super::label), nearest cue word first.
 
-use super::label::{Cue, nearest_cue};
-use super::text::{at, before, contains_word};
+use super::label::{Cue, WordsOnce, nearest_cue};
+use super::text::{at, before};
 
 /// Words that make a number a phone, whatever else the label says.
 const PHONE_WORDS: [&[u8]; 36] = [
@@ -47,13 +47,14 @@ const PHONE_WORDS: [&[u8]; 36] = [
     "携帯".as_bytes(),
 ];
 
-/// Words that introduce a national number (one written without `+` and country code,
-/// `0221/453508`, `090-1349-8124`): the [`PHONE_WORDS`] and [`NATIONAL_EXTRA`]. Such a
-/// number needs one as the nearest cue of its label.
-const NATIONAL_WORDS: [&[u8]; PHONE_WORDS.len() + NATIONAL_EXTRA.len()] =
-    concat(PHONE_WORDS, NATIONAL_EXTRA);
+static PHONE: WordsOnce = WordsOnce::new(&[&PHONE_WORDS]);
+static NATIONAL: WordsOnce = WordsOnce::new(&[&PHONE_WORDS, &NATIONAL_EXTRA]);
+static NOT: WordsOnce = WordsOnce::new(&[&NOT_PHONE]);
+static SIGN_OFF: WordsOnce = WordsOnce::new(&[&SIGN_OFFS]);
 
-/// The words beyond [`PHONE_WORDS`] that may introduce a national number: the kinds of
+/// The words beyond [`PHONE_WORDS`] that may introduce a national number (one written
+/// without `+` and country code, `0221/453508`): such a number needs one of either list as
+/// the nearest cue of its label. They are: the kinds of
 /// number a contact card lists (`Desk`, `Office`, `Direct`, `Work`, `Home`, `Main`,
 /// `Pager`...), `M:`/`T:`, and their equivalents in the languages the recognizers read
 /// (`Durchwahl`, `Büro`, `bureau`, `fijo`, `oficina`, `ufficio`, `escritório`, `kantoor`,
@@ -114,24 +115,6 @@ const NATIONAL_EXTRA: [&[u8]; 53] = [
     "휴대폰".as_bytes(),
     "연락처".as_bytes(),
 ];
-
-/// Two word lists as one, at compile time.
-const fn concat<const A: usize, const B: usize, const C: usize>(
-    a: [&'static [u8]; A],
-    b: [&'static [u8]; B],
-) -> [&'static [u8]; C] {
-    let mut out: [&'static [u8]; C] = [b""; C];
-    let mut i = 0;
-    while i < A {
-        out[i] = a[i];
-        i += 1;
-    }
-    while i < C {
-        out[i] = b[i - A];
-        i += 1;
-    }
-    out
-}
 
 /// Words naming identifiers that look like phone numbers.
 const NOT_PHONE: [&[u8]; 55] = [
@@ -197,7 +180,7 @@ pub(crate) fn not_a_phone(h: &[u8], start: usize) -> bool {
     if matches!(before(h, start), Some(b'/' | b'_')) {
         return true;
     }
-    match nearest_cue(h, start, &PHONE_WORDS, &NOT_PHONE) {
+    match nearest_cue(h, start, PHONE.get(), NOT.get()) {
         Some(Cue::Own) => false,
         Some(Cue::Other) => true,
         None => {
@@ -215,7 +198,7 @@ pub(crate) fn phone_label(h: &[u8], start: usize) -> bool {
     if matches!(before(h, start), Some(b'/' | b'_' | b'#')) {
         return false;
     }
-    nearest_cue(h, start, &NATIONAL_WORDS, &NOT_PHONE) == Some(Cue::Own)
+    nearest_cue(h, start, NATIONAL.get(), NOT.get()) == Some(Cue::Own)
 }
 
 /// Street words: a number followed by a name and one of these is a street number (`221
@@ -302,7 +285,7 @@ const SIGN_OFFS: [&[u8]; 14] = [
     b"saluti",
     b"groet",
     b"cumprimentos",
-    "よろしく".as_bytes(),
+    "よろしくお願いします".as_bytes(),
     "此致".as_bytes(),
 ];
 
@@ -323,32 +306,90 @@ pub(crate) fn alone_on_line(h: &[u8], s: usize, end: usize) -> bool {
     matches!(before(h, i), None | Some(b'\n')) && matches!(at(h, j), None | Some(b'\n'))
 }
 
+/// How many lines above and below a bare number a contact block is looked for in.
+const BLOCK_LINES: usize = 4;
+
 /// True when the line holding `s..end` sits in a contact block: a paragraph (no blank line
-/// between) holding, within a few lines, an e-mail address, a line starting with a phone
+/// between) holding, within four lines, an e-mail address, a line starting with a phone
 /// label, or a sign-off line (`Best regards,`). A number alone on a line anywhere else (a
 /// count, a code in a log) stays unread.
 pub(crate) fn contact_block(h: &[u8], s: usize, end: usize) -> bool {
-    let from = paragraph_start(h, s.saturating_sub(BLOCK), s);
-    let to = paragraph_end(h, end, (end + BLOCK).min(h.len()));
+    let from = lines_before(h, paragraph_start(h, s.saturating_sub(BLOCK), s), s);
+    let to = lines_after(h, end, paragraph_end(h, end, (end + BLOCK).min(h.len())));
     let block = &h[from..to];
-    if memchr::memchr(b'@', block).is_some() {
-        return true;
-    }
-    block.split(|&b| b == b'\n').any(|line| {
-        let start = line.iter().position(|&b| b != b' ').unwrap_or(line.len());
-        let line = &line[start..];
-        let head = &line[..line.len().min(24)];
-        let mut lower = [0u8; 24];
-        for (o, &b) in lower.iter_mut().zip(head) {
-            *o = b.to_ascii_lowercase();
+    memchr::memchr(b'@', block).is_some()
+        || block
+            .split(|&b| b == b'\n')
+            .any(|line| starts_with_cue(line) || is_sign_off(line))
+}
+
+/// The start of the line [`BLOCK_LINES`] lines above `s`, no further back than `floor`.
+fn lines_before(h: &[u8], floor: usize, s: usize) -> usize {
+    let mut i = s;
+    let mut lines = 0;
+    while i > floor {
+        if h[i - 1] == b'\n' {
+            lines += 1;
+            if lines > BLOCK_LINES {
+                return i;
+            }
         }
-        let lower = &lower[..head.len()];
-        SIGN_OFFS.iter().any(|w| contains_word(lower, w))
-            || NATIONAL_WORDS.iter().any(|w| {
-                lower.starts_with(w)
-                    && !matches!(lower.get(w.len()), Some(b) if b.is_ascii_alphabetic())
+        i -= 1;
+    }
+    floor
+}
+
+/// The end of the line [`BLOCK_LINES`] lines below `end`, no further than `ceiling`.
+fn lines_after(h: &[u8], end: usize, ceiling: usize) -> usize {
+    let mut i = end;
+    let mut lines = 0;
+    while i < ceiling {
+        if h[i] == b'\n' {
+            lines += 1;
+            if lines > BLOCK_LINES {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    ceiling
+}
+
+/// The first word of `line` (its leading spaces skipped), ASCII-lowercased into `buf`.
+fn first_word<'b>(line: &[u8], buf: &'b mut [u8; 24]) -> &'b [u8] {
+    let start = line.iter().position(|&b| b != b' ').unwrap_or(line.len());
+    let word = line[start..]
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphabetic() || b >= 0x80)
+        .take(buf.len());
+    let mut n = 0;
+    for (o, &b) in buf.iter_mut().zip(word) {
+        *o = b.to_ascii_lowercase();
+        n += 1;
+    }
+    &buf[..n]
+}
+
+/// True when `line` starts with a phone label (`Tel:`, `Fax`, `電話`).
+fn starts_with_cue(line: &[u8]) -> bool {
+    let mut buf = [0u8; 24];
+    NATIONAL.get().contains(first_word(line, &mut buf))
+}
+
+/// True when `line` is a short sign-off (`Best regards,`, `Mit freundlichen Grüßen`).
+fn is_sign_off(line: &[u8]) -> bool {
+    line.len() <= 40
+        && line
+            .split(|b| !(b.is_ascii_alphabetic() || *b >= 0x80))
+            .take(4)
+            .any(|w| {
+                let mut buf = [0u8; 24];
+                let n = w.len().min(buf.len());
+                for (o, &b) in buf.iter_mut().zip(&w[..n]) {
+                    *o = b.to_ascii_lowercase();
+                }
+                SIGN_OFF.get().contains(&buf[..n])
             })
-    })
 }
 
 /// Where the paragraph holding `to` starts, looking back no further than `from`: after the
