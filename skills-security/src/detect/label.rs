@@ -162,10 +162,10 @@ pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &Words, other: &Words) ->
             &[word, tail]
         };
         for &candidate in candidates {
-            if own.contains(&candidate) {
+            if own.contains(candidate) {
                 return Some(Cue::Own);
             }
-            if other.contains(&candidate) {
+            if other.contains(candidate) {
                 return Some(Cue::Other);
             }
         }
