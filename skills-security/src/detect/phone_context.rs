@@ -417,3 +417,70 @@ fn paragraph_end(h: &[u8], from: usize, to: usize) -> usize {
     }
     to
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_number(s: &str, number: &str) -> (usize, usize) {
+        let start = s.find(number).unwrap_or(0);
+        (start, start + number.len())
+    }
+
+    #[test]
+    fn labels_of_contact_cards() {
+        for label in [
+            "Desk: ",
+            "Office ",
+            "Fax - ",
+            "Direct line: ",
+            "Büro: ",
+            "内線：",
+        ] {
+            let s = format!("{label}030 901820");
+            let (start, _) = at_number(&s, "030");
+            assert!(phone_label(s.as_bytes(), start), "{s:?}");
+        }
+        let s = "Office order no. 030 901820";
+        assert!(!phone_label(s.as_bytes(), at_number(s, "030").0));
+    }
+
+    #[test]
+    fn street_names_after_a_number() {
+        for (s, number) in [
+            ("221 4567 Baker Road", "221 4567"),
+            ("12 3456 Old Mill Lane,", "12 3456"),
+            ("742 1234 Evergreen Terrace", "742 1234"),
+        ] {
+            let (_, end) = at_number(s, number);
+            assert!(street_after(s.as_bytes(), end), "{s:?}");
+        }
+        for s in [
+            "221 4567 baker road",
+            "221 4567 Baker",
+            "221 4567 for the Road",
+        ] {
+            let (_, end) = at_number(s, "221 4567");
+            assert!(!street_after(s.as_bytes(), end), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn bare_numbers_in_contact_blocks() {
+        let s = "Best regards,\nAnna Weber\nWeber GmbH\n030 901820\n";
+        let (start, end) = at_number(s, "030 901820");
+        assert!(alone_on_line(s.as_bytes(), start, end));
+        assert!(contact_block(s.as_bytes(), start, end));
+        let s = "Rows processed:\n030 901820\n";
+        let (start, end) = at_number(s, "030 901820");
+        assert!(alone_on_line(s.as_bytes(), start, end));
+        assert!(!contact_block(s.as_bytes(), start, end));
+        // A blank line ends the block: the sign-off above it is another paragraph's.
+        let s = "Best regards,\n\nRows:\n030 901820\n";
+        let (start, end) = at_number(s, "030 901820");
+        assert!(!contact_block(s.as_bytes(), start, end));
+        let s = "total 030 901820\n";
+        let (start, end) = at_number(s, "030 901820");
+        assert!(!alone_on_line(s.as_bytes(), start, end));
+    }
+}
