@@ -619,3 +619,129 @@ fn national_phones_shaped_like_other_numbers() {
     nothing("firmware version 5.13.2.232 (phone app)");
     nothing("Phone MRN: 74367136");
 }
+
+// ---- Issue 22: phones and cards as people write them, escaped text --------------------
+
+#[test]
+fn phone_labels_of_contact_cards() {
+    only("Desk: 030 901820\n", "PHONE", "030 901820");
+    only("Fax: 0161 496 0066\n", "PHONE", "0161 496 0066");
+    only("Mobile: 07700 900461\n", "PHONE", "07700 900461");
+    only("Office 020 7946 0018\n", "PHONE", "020 7946 0018");
+    only("Büro: 030 901820\n", "PHONE", "030 901820");
+    only("bureau 04 91 23 45 67\n", "PHONE", "04 91 23 45 67");
+    only("Tel:\t(02) 9374 4000\n", "PHONE", "(02) 9374 4000");
+    // A label naming another identifier still wins.
+    nothing("Office order no. 030 901820\n");
+}
+
+#[test]
+fn phone_shapes_written_nationally() {
+    only("Phone: (11) 3456-7890\n", "PHONE", "(11) 3456-7890");
+    only("Desk: 22-26591234\n", "PHONE", "22-26591234");
+    only("Direct: 555 0134\n", "PHONE", "555 0134");
+    only("Tel: (0121)4960293\n", "PHONE", "(0121)4960293");
+    only("Tel: 0049 30 901820\n", "PHONE", "0049 30 901820");
+    only("Tel: +44(0)20 7946 0018\n", "PHONE", "+44(0)20 7946 0018");
+    // The region metadata refuses what no region issues.
+    nothing("Tel: 0000 000000\n");
+    nothing("Tel: +999 1234 5678\n");
+}
+
+#[test]
+fn bare_numbers_in_contact_blocks() {
+    only(
+        "Best regards,\nAnna Weber\nWeber GmbH\n030 901820\n",
+        "PHONE",
+        "030 901820",
+    );
+    assert_eq!(
+        found("Jo Li\nAcme Ltd\n020 7946 0018\njo@acme.example\n"),
+        [
+            ("PHONE".to_owned(), "020 7946 0018".to_owned()),
+            ("EMAIL".to_owned(), "jo@acme.example".to_owned())
+        ]
+    );
+    // A number alone on its line outside a contact block, or in a sentence, is not read.
+    nothing("Rows processed:\n030 901820\n");
+    nothing("Best regards,\nthe batch 030 901820 failed\n");
+}
+
+#[test]
+fn street_numbers_dates_and_versions_are_not_phones() {
+    nothing("Office: 221 4567 Baker Road\n");
+    nothing("Contact: 12 3456 Old Mill Lane, Leeds");
+    nothing("Best regards,\nJo\n742 1234 Evergreen Terrace\n");
+    nothing("Phone firmware 10.2.3 released on 2024-05-01.");
+    nothing("Tel. app version 5.13.2.232");
+    nothing("Mobile build 2024.05.01 shipped");
+}
+
+#[test]
+fn json_escaped_text_reads_escapes_as_separators() {
+    let text =
+        r#"{"notes": "Jane Roe\nDesk: 030 901820\nFax: 0161 496 0066\nEmail: jane@example.com"}"#;
+    assert_eq!(
+        found(text),
+        [
+            ("PHONE".to_owned(), "030 901820".to_owned()),
+            ("PHONE".to_owned(), "0161 496 0066".to_owned()),
+            ("EMAIL".to_owned(), "jane@example.com".to_owned())
+        ]
+    );
+    // A number glued to the `\n` after it, or to the one before it.
+    only(r"Mobile: 07700 900461\nThanks", "PHONE", "07700 900461");
+    only(r"Phone:\n07700 900461", "PHONE", "07700 900461");
+    only(r"x\njane@example.com", "EMAIL", "jane@example.com");
+    only(r"Tel:\t030 901820", "PHONE", "030 901820");
+    only(r"SSN: 224-30-8280\u000aDOB", "SSN", "224-30-8280");
+    // An escaped backslash is no escape: `\\n` is a backslash and an `n`.
+    nothing(r"C:\\n07700 900461");
+}
+
+#[test]
+fn offsets_into_escaped_text_are_offsets_into_the_original() {
+    let text = r#"Zoë \"Z\" caf\u00e9\nMobile: 07700 900461\nmail: zoe@example.com\tIBAN GB82WEST12345698765432"#;
+    let values: Vec<(String, &str)> = Detector::new()
+        .detect(text)
+        .values()
+        .map(|f| (f.data_type.to_string(), &text[f.range()]))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            ("PHONE".to_owned(), "07700 900461"),
+            ("EMAIL".to_owned(), "zoe@example.com"),
+            ("IBAN".to_owned(), "GB82WEST12345698765432")
+        ]
+    );
+}
+
+#[test]
+fn card_brand_edges() {
+    // Maestro's 12 digits, printed in groups or after a card label.
+    only("Card: 6759 4637 2207\n", "CREDIT_CARD", "6759 4637 2207");
+    only("card number 501828644630", "CREDIT_CARD", "501828644630");
+    // JCB's 15-digit 1800 and 2131 ranges.
+    only("JCB 180025767580912 exp", "CREDIT_CARD", "180025767580912");
+    only("card=213105434091245\n", "CREDIT_CARD", "213105434091245");
+    // Mastercard's 2-series.
+    only(
+        "Mastercard 2221-7299-9915-9653",
+        "CREDIT_CARD",
+        "2221-7299-9915-9653",
+    );
+    only("pan 2720935533247229", "CREDIT_CARD", "2720935533247229");
+    // Luhn-valid, but no brand's prefix or length; 12 digits with nothing saying card.
+    nothing("tracking 561255882699");
+    nothing("ref 2721191189278220");
+    nothing("ref 7012029952992402");
+}
+
+#[test]
+fn a_currency_code_inside_a_name_is_not_money() {
+    nothing("Supplier: ACME TRADING INR10 LTD\n");
+    nothing("Vendor: NORTHWIND USD7\n");
+    only("Paid INR10 in cash.", "MONEY", "INR10");
+    only("Total: USD 1,204.50", "MONEY", "USD 1,204.50");
+}

@@ -30,18 +30,20 @@
 //! # Built-in recognizers
 //!
 //! All run in one pass over the text (one Aho-Corasick automaton of triggers, each hit
-//! parsed by its recognizer), allocating nothing when nothing is found:
+//! parsed by its recognizer), allocating nothing when nothing is found. Text that arrives
+//! JSON- or C-escaped is read with its escapes (`\n`, `\t`, `\"`, `\u000a`...) as the
+//! separators they stand for, offsets still into the text as given:
 //!
 //! | type | class | tokenized | rules |
 //! |---|---|---|---|
 //! | `EMAIL` | confidential | yes | Latin-script local parts and domains; not `@mentions` or URL users |
-//! | `PHONE` | confidential | yes | North American (area/exchange 2-9; `1-`/`+1` prefixes and `415 555 0134` included), `+` international (`+49 (0)40 ...`, `+91-9738918935` too) and national forms (`0221/453508`, `(11) 96092-6902`, 7-15 digits) after a phone label; not numbers labelled as orders, invoices, tracking, error codes or other IDs, nor URL paths |
+//! | `PHONE` | confidential | yes | checked against libphonenumber's region metadata: North American (area/exchange 2-9; `1-`/`+1` prefixes and `415 555 0134` included; a region of the plan issues it or a phone label introduces it), `+` international (`+49 (0)40 ...`, `+44(0)115 ...`, `+91-9738918935` too) and national forms (`0221/453508`, `(11) 96092-6902`, `22-26591234`, `555 0134`, `0049 ...`, 7-15 digits) after a phone label (`Tel`, `Desk`, `Office`, `Fax`, `Mobile`... in the covered languages) or alone on their line in a contact block; not numbers labelled as orders, invoices, tracking, error codes or other IDs, nor URL paths, nor street numbers |
 //! | `SSN` | regulated | no | no area 000/666/9xx, group 00, serial 0000; not numbers labelled as other IDs (part, order, lab code, MRN...) or under an ID column's header (`Part no.`, `SKU`); spaced form needs SSN context, nine bare digits an SSN label |
-//! | `CREDIT_CARD` | regulated | yes | 13-19 digits, grouped or not, network first digit, Luhn |
+//! | `CREDIT_CARD` | regulated | yes | 12-19 digits, grouped or not, a brand's IIN range and length (Visa, Mastercard 2-series, Maestro, JCB 1800/2131, UnionPay, Discover, Amex, Diners, Mir), Luhn where the brand uses it; 12 digits only grouped as a card or after a card label |
 //! | `IBAN` | restricted | yes | country length, mod-97 |
 //! | `IP_ADDRESS` | confidential | yes | IPv4 octets ≤ 255, IPv6 per the standard parser (`::1` too); not versions (`build ...`, `rolled out ...`, `ios/8.22.8.32`, a YAML `value:` under `APP_VERSION`) or image tags |
 //! | `DATE_OF_BIRTH` | regulated | yes | a date (numeric, ISO, CJK, month names in six languages) right after birth context (`DOB`, `born on`, `"dateOfBirth"`, `Geburtsdatum`, `né le`, `生年月日`...) or under a birth column's header |
-//! | `MONEY` | restricted | yes | symbol, ISO code or currency word before or after; `K`/`M`/`million`...; space and apostrophe grouping; `CA$`-style prefixes and a minus sign in the span |
+//! | `MONEY` | restricted | yes | symbol, ISO code or currency word before or after; `K`/`M`/`million`...; space and apostrophe grouping; `CA$`-style prefixes and a minus sign in the span; not a code glued to a number inside a name in capitals (`ACME TRADING INR10`) |
 //! | `SECRET` | restricted | no | provider key prefixes, JWTs, PEM private keys, credential assignments and XML elements, URL passwords, command-line passwords (`curl -u user:PASS`, `mysql -pPASS`), `AccountKey=` of connection strings, `Basic`/`Bearer` headers, passwords stated in prose; never placeholders (`sk_live_XXXX...`, `CHANGE_ME`, `[hidden]`, `os.environ[...]`); above an entropy floor, covered whole |
 //! | `HEALTH` | regulated | yes | diagnosis, prognosis, medication, patient id, medical record... |
 //! | `FINANCIAL` | restricted | yes | revenue, profit, margin, contract value, deal size, pricing |

@@ -29,7 +29,7 @@ pub(crate) fn basic(h: &[u8], k: usize, kend: usize) -> Option<(usize, usize)> {
     }
     let mut buf = [0u8; WINDOW];
     let w = lookback(h, k, &mut buf);
-    memchr::memmem::find(w, b"authorization")?;
+    super::text::find(w, b"authorization")?;
     let s = kend + 1;
     let n = run(h, s, UNBOUNDED, |b| {
         is_alnum(b) || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_')

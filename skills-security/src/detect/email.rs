@@ -79,7 +79,7 @@ fn url_user(h: &[u8], start: usize) -> bool {
         .iter()
         .rposition(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'<' | b'(' | b'='))
         .map_or(0, |p| p + 1);
-    memchr::memmem::find(&token[token_start..], b"://").is_some()
+    super::text::find(&token[token_start..], b"://").is_some()
 }
 
 #[cfg(test)]

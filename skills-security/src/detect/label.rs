@@ -3,7 +3,8 @@
 //! theirs (`Mobile:`, `call`, `SSN#`) from one introduced as something else (`Order ref
 //! (legacy system):`, `Tracking number of the returned item:`, `Lab panel code`).
 //!
-//! A break ends the label: `,`, `;`, `!`, `?`, `|`, a tab, a sentence end (`.` after a word
+//! A break ends the label: `,`, `;`, `!`, `?`, `|`, a tab (not one right after a colon:
+//! `Tel:\t...`), a sentence end (`.` after a word
 //! of four letters or more; `No.`, `Tel.`, `Ref.` are abbreviations, not ends), or a word
 //! with three digits or more in it (another value sits between; `Q3` is still a word).
 //! Words are letters and digits of any script; `_` and punctuation (`—`, `。`) split them,
@@ -41,9 +42,71 @@ fn prev_char(w: &[u8], e: usize) -> (usize, bool) {
     (s, letter)
 }
 
+/// True when the tab at `t` follows a colon (spaces between): `Tel:\t...` is a label and
+/// its value, not two cells of a tab-separated row.
+fn after_colon(w: &[u8], t: usize) -> bool {
+    let mut i = t;
+    while i > 0 && w[i - 1] == b' ' {
+        i -= 1;
+    }
+    i > 0 && w[i - 1] == b':'
+}
+
+/// A set of cue words, sorted once for binary search: the lists are written in an order that
+/// reads well, and a label's every word is looked up in two of them (a walk through a list
+/// of a hundred words per word cost more than the rest of the label rule).
+#[derive(Debug)]
+pub(crate) struct Words {
+    sorted: Vec<&'static [u8]>,
+    /// Whether some word starts with this byte: most words of a label (and every number)
+    /// are refused on their first byte.
+    first: [bool; 256],
+}
+
+impl Words {
+    /// The words of `lists`, sorted.
+    pub(crate) fn new(lists: &[&[&'static [u8]]]) -> Words {
+        let mut sorted: Vec<&'static [u8]> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut first = [false; 256];
+        for w in &sorted {
+            if let Some(&b) = w.first() {
+                first[usize::from(b)] = true;
+            }
+        }
+        Words { sorted, first }
+    }
+
+    /// True when `word` is one of them.
+    pub(crate) fn contains(&self, word: &[u8]) -> bool {
+        word.first().is_some_and(|&b| self.first[usize::from(b)])
+            && self.sorted.binary_search(&word).is_ok()
+    }
+}
+
+/// A lazily built [`Words`]: `static NAME: WordsOnce = WordsOnce::new(&[&LIST...]);`.
+pub(crate) struct WordsOnce {
+    lists: &'static [&'static [&'static [u8]]],
+    words: std::sync::OnceLock<Words>,
+}
+
+impl WordsOnce {
+    pub(crate) const fn new(lists: &'static [&'static [&'static [u8]]]) -> WordsOnce {
+        WordsOnce {
+            lists,
+            words: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> &Words {
+        self.words.get_or_init(|| Words::new(self.lists))
+    }
+}
+
 /// The nearest word before `start` (same line, within the look-back window and up to a
 /// break) that is in `own` or `other`.
-pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &[&[u8]], other: &[&[u8]]) -> Option<Cue> {
+pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &Words, other: &Words) -> Option<Cue> {
     let mut buf = [0u8; WINDOW];
     let w = lookback(h, start, &mut buf);
     let mut e = w.len();
@@ -58,7 +121,9 @@ pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &[&[u8]], other: &[&[u8]]
                 break;
             }
             let b = w[e - 1];
-            if matches!(b, b',' | b';' | b'!' | b'?' | b'|' | b'\t') {
+            if matches!(b, b',' | b';' | b'!' | b'?' | b'|')
+                || (b == b'\t' && !after_colon(w, e - 1))
+            {
                 return None;
             }
             if b == b'.' && w.get(e) == Some(&b' ') {
@@ -91,11 +156,16 @@ pub(crate) fn nearest_cue(h: &[u8], start: usize, own: &[&[u8]], other: &[&[u8]]
             .iter()
             .rposition(|&b| b >= 0x80)
             .map_or(word, |i| &word[i + 1..]);
-        for candidate in [word, tail] {
-            if own.contains(&candidate) {
+        let candidates: &[&[u8]] = if tail.len() == word.len() {
+            &[word]
+        } else {
+            &[word, tail]
+        };
+        for &candidate in candidates {
+            if own.contains(candidate) {
                 return Some(Cue::Own);
             }
-            if other.contains(&candidate) {
+            if other.contains(candidate) {
                 return Some(Cue::Other);
             }
         }
@@ -110,9 +180,11 @@ mod tests {
 
     const OWN: [&[u8]; 2] = [b"phone", b"call"];
     const OTHER: [&[u8]; 3] = [b"order", b"tracking", b"ref"];
+    static OWN_WORDS: WordsOnce = WordsOnce::new(&[&OWN]);
+    static OTHER_WORDS: WordsOnce = WordsOnce::new(&[&OTHER]);
 
     fn cue(s: &str) -> Option<Cue> {
-        nearest_cue(s.as_bytes(), s.len(), &OWN, &OTHER)
+        nearest_cue(s.as_bytes(), s.len(), OWN_WORDS.get(), OTHER_WORDS.get())
     }
 
     #[test]
@@ -140,5 +212,7 @@ mod tests {
         assert_eq!(cue("See the order. Reach me at "), None);
         assert_eq!(cue("Order No. "), Some(Cue::Other));
         assert_eq!(cue("order\nMobile "), None);
+        assert_eq!(cue("phone\t"), None);
+        assert_eq!(cue("Phone:\t"), Some(Cue::Own));
     }
 }

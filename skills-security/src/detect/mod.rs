@@ -6,13 +6,16 @@ mod card;
 mod credential;
 mod date;
 mod email;
+mod escape;
 mod iban;
 mod ip;
 mod keyword;
 mod label;
 mod money;
+mod pass;
 mod phone;
-mod scan;
+mod phone_context;
+mod phone_region;
 mod secret;
 mod ssn;
 mod table;
@@ -104,7 +107,9 @@ pub trait Recognizer: Send + Sync {
 /// Runs every recognizer over a text in one pass.
 ///
 /// Built-ins: e-mail, phone, SSN, payment card, IBAN, IPv4/IPv6, date of birth, money,
-/// secrets, and the keyword classes; see the crate documentation for their rules.
+/// secrets, and the keyword classes; see the crate documentation for their rules. Text that
+/// arrives JSON- or C-escaped is read with its escapes (`\n`, `\t`, `\"`, `\u000a`...) as
+/// the separators they stand for; offsets are always byte offsets into the text given.
 ///
 /// ```
 /// use skills_security::{DataType, Detector};
@@ -116,7 +121,7 @@ pub trait Recognizer: Send + Sync {
 /// ```
 #[derive(Clone)]
 pub struct Detector {
-    scanner: scan::Scanner,
+    pass: pass::TriggerPass,
     host: Vec<Arc<dyn Recognizer>>,
 }
 
@@ -139,7 +144,7 @@ impl Detector {
     /// The built-in recognizers.
     pub fn new() -> Detector {
         Detector {
-            scanner: scan::Scanner::new(),
+            pass: pass::TriggerPass::new(),
             host: Vec::new(),
         }
     }
@@ -158,12 +163,16 @@ impl Detector {
     }
 
     /// Like [`detect`](Self::detect), reusing `findings`' buffers: with no host recognizer
-    /// and nothing found, this allocates nothing.
+    /// and nothing found, this allocates nothing (a text holding a backslash is read
+    /// through a copy kept in `findings`, allocated once).
     pub fn detect_into(&self, text: &str, findings: &mut Findings) {
         findings.items.clear();
         findings.resolved.clear();
         findings.rejected_host_spans = 0;
-        self.scanner.scan(text, &mut findings.items);
+        // Escapes (`\n` written out) are read as the separators they stand for, in a copy
+        // of the same length, so offsets stay offsets into `text`.
+        let unescaped = findings.escapes.unescaped(text);
+        self.pass.run(unescaped, &mut findings.items);
         if !self.host.is_empty() {
             let mut spans = Vec::new();
             for r in &self.host {
@@ -239,6 +248,7 @@ pub struct Findings {
     items: Vec<Finding>,
     resolved: Vec<usize>,
     rejected_host_spans: usize,
+    escapes: escape::EscapeBuffer,
 }
 
 impl Findings {

@@ -281,7 +281,33 @@ pub(crate) fn after_symbol(h: &[u8], p: usize, len: usize) -> Option<usize> {
     amount_end(h, i, true)
 }
 
-/// An amount after the currency code at `p` (`USD 143.30`); returns the end.
+/// True when the word of `len` bytes or more of ASCII capitals ends at `e` (the byte before
+/// `e` is its last) with no letter or digit before it.
+fn capital_word_ends(h: &[u8], e: usize, len: usize) -> bool {
+    let mut s = e;
+    while s > 0 && h[s - 1].is_ascii_uppercase() {
+        s -= 1;
+    }
+    e - s >= len && !matches!(before(h, s), Some(b) if is_alnum(b))
+}
+
+/// True when the code at `p`, glued to its number ending at `e` (`INR10`), is one more word
+/// of a name in capitals (`ACME TRADING INR10`, `INR10 LTD`): a word of capitals right
+/// before or after it, one space away.
+fn inside_capitals(h: &[u8], p: usize, e: usize) -> bool {
+    let word_before = before(h, p) == Some(b' ') && capital_word_ends(h, p - 1, 2);
+    let word_after = at(h, e) == Some(b' ') && {
+        let n = h[e + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_uppercase())
+            .count();
+        n >= 2 && !matches!(at(h, e + 1 + n), Some(b) if is_alnum(b))
+    };
+    word_before || word_after
+}
+
+/// An amount after the currency code at `p` (`USD 143.30`); returns the end. A code glued
+/// to its number inside a name in capitals (`ACME TRADING INR10`) is part of the name.
 pub(crate) fn after_code(h: &[u8], p: usize) -> Option<usize> {
     let code = h.get(p..p + 3)?;
     if !CODES.iter().any(|c| c.as_bytes() == code) {
@@ -298,7 +324,8 @@ pub(crate) fn after_code(h: &[u8], p: usize) -> Option<usize> {
     if !matches!(at(h, i), Some(b) if b.is_ascii_digit()) {
         return None;
     }
-    amount_end(h, i, true)
+    let end = amount_end(h, i, true)?;
+    (i > p + 3 || !inside_capitals(h, p, end)).then_some(end)
 }
 
 /// An amount starting at the digit `p` followed by its currency; returns its span, or
@@ -410,5 +437,10 @@ mod tests {
         assert_eq!(money("weighs 180 pounds"), None);
         assert_eq!(money("in 2019 500 users"), None);
         assert_eq!(money("12 345 units"), None);
+        // A code glued to a number inside a name in capitals.
+        assert_eq!(money("Supplier: ACME TRADING INR10 LTD"), None);
+        assert_eq!(money("Vendor INR10 LTD"), None);
+        assert_eq!(money("paid INR10 today"), Some("INR10"));
+        assert_eq!(money("ACME TRADING INR 10"), Some("INR 10"));
     }
 }

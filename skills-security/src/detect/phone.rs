@@ -1,197 +1,33 @@
-//! Telephone numbers: North American (`702.289.9674`, `201-774-9863`, `(617) 554-8108`,
-//! `415 555 0134`, with a trunk or country prefix `1-415-555-0134`, `1 (415) 555-0134`,
-//! `+1 313 398 6888`, `+1 415-555-0134`, `+1-415-994-4612`, the prefix inside the span)
-//! and international (`+44 20 7946 0667`, `+33 1 88 19 68 63`, `+49 30 46909496`,
-//! `+49 (0)40 7003575`, `+91-9738918935`). National numbers without `+` (`07116 490137`,
-//! `0221/453508`, `090-1349-8124`, `(11) 96092-6902`, `13653358547`: 7 to 15 digits in
-//! groups) only when the nearest cue of their label is a phone word (`Tel.`, `M:`,
-//! `Natel`, `電話番号`, `手机`, `휴대전화`...).
+//! Telephone numbers, found by shape and context in the one pass and then checked against
+//! region metadata ([`phone_region`](super::phone_region), libphonenumber's): a shape alone
+//! never makes a phone.
 //!
-//! North American numbers need an area code and exchange starting 2-9; the space-separated
-//! form must stand alone (no digit group right before or after it, so it is not a piece of
-//! a longer spaced number). A number shaped like a phone is not one when it sits in a URL
-//! path (`/orders/303-886-4374`) or after `#` with no phone word, or when its label
-//! ([`label`](super::label)) names another identifier nearer than any phone word: `Order
-//! ref (legacy system):`, `Tracking number of the returned item:`, `Invoice`, `SKU`,
-//! `Ticket`, `Account`... while `call`, `phone`, `tel`, `mobile`, `fax`... keep it a phone
-//! (`Order contact phone: ...`).
+//! * North American (`702.289.9674`, `201-774-9863`, `(617) 554-8108`, `415 555 0134`,
+//!   with a trunk or country prefix `1-415-555-0134`, `1 (415) 555-0134`, the prefix inside
+//!   the span): an area code and exchange starting 2-9, and a number some region of the
+//!   plan issues, or one a phone label introduces. The space-separated form must stand
+//!   alone (no digit group right before or after it).
+//! * International (`+44 20 7946 0667`, `+33 1 88 19 68 63`, `+49 30 46909496`, `+49
+//!   (0)40 7003575`, `+44(0)115 4960914`, `+91-9738918935`, `+4915112345678`): a number some
+//!   region of its country code issues.
+//! * National, without `+` (`07116 490137`, `0221/453508`, `090-1349-8124`, `(11)
+//!   96092-6902`, `22-26591234`, `555 0134`, `0049 30 46909496`: 7 to 15 digits in groups):
+//!   after a phone label (`Tel.`, `M:`, `Desk`, `Office`, `Fax`, `Natel`, `電話番号`,
+//!   `手机`, `휴대전화`...) when some covered region issues it or it has a local number's
+//!   length; or alone on its line in a contact block (a signature, a contact card) when
+//!   some covered region issues it.
+//!
+//! A number shaped like a phone is not one when it sits in a URL path
+//! (`/orders/303-886-4374`) or after `#` with no phone word, when its label
+//! ([`label`](super::label)) names another identifier nearer than any phone word (`Order
+//! ref (legacy system):`, `Tracking number of the returned item:`, `Invoice`, `SKU`...,
+//! while `call`, `phone`, `tel`, `mobile`, `fax`... keep it a phone), or when a street name
+//! follows it (`221 4567 Baker Road`). Dates and versions never reach it: the date
+//! recognizer runs first, and every group of a national number has two digits or more.
 
-use super::label::{Cue, nearest_cue};
+use super::phone_context::{alone_on_line, contact_block, not_a_phone, phone_label, street_after};
+use super::phone_region::{self, National};
 use super::text::{at, before, digit_run, is_alnum};
-
-/// Words that make a number a phone, whatever else the label says.
-const PHONE_WORDS: [&[u8]; 36] = [
-    b"phone",
-    b"phones",
-    b"telephone",
-    b"tel",
-    b"tele",
-    b"telefon",
-    b"telefone",
-    b"telefono",
-    "teléfono".as_bytes(),
-    "tél".as_bytes(),
-    b"cell",
-    b"cellphone",
-    b"mobile",
-    b"mob",
-    b"mobil",
-    "móvil".as_bytes(),
-    b"movil",
-    b"handy",
-    b"portable",
-    b"fax",
-    b"call",
-    b"called",
-    b"callback",
-    b"caller",
-    b"ph",
-    b"text",
-    b"sms",
-    b"whatsapp",
-    b"dial",
-    b"reach",
-    b"hotline",
-    b"landline",
-    b"celular",
-    b"cellulare",
-    "電話".as_bytes(),
-    "携帯".as_bytes(),
-];
-
-/// Words that introduce a national number (one written without `+` and country code,
-/// `0221/453508`, `090-1349-8124`): the [`PHONE_WORDS`] and [`NATIONAL_EXTRA`]. Such a
-/// number needs one as the nearest cue of its label.
-const NATIONAL_WORDS: [&[u8]; PHONE_WORDS.len() + NATIONAL_EXTRA.len()] =
-    concat(PHONE_WORDS, NATIONAL_EXTRA);
-
-/// The words beyond [`PHONE_WORDS`] that may introduce a national number (`M:`, `Natel`,
-/// `電話番号`, `手机`, `휴대전화`...), cues for national numbers only.
-const NATIONAL_EXTRA: [&[u8]; 20] = [
-    b"m",
-    b"t",
-    b"tlf",
-    b"tfno",
-    b"telefoon",
-    b"natel",
-    b"line",
-    b"contact",
-    "電話番号".as_bytes(),
-    "携帯電話".as_bytes(),
-    "手机".as_bytes(),
-    "手机号".as_bytes(),
-    "电话".as_bytes(),
-    "联系电话".as_bytes(),
-    "전화".as_bytes(),
-    "전화번호".as_bytes(),
-    "휴대전화".as_bytes(),
-    "휴대폰".as_bytes(),
-    "연락처".as_bytes(),
-    b"gsm",
-];
-
-/// Two word lists as one, at compile time.
-const fn concat<const A: usize, const B: usize, const C: usize>(
-    a: [&'static [u8]; A],
-    b: [&'static [u8]; B],
-) -> [&'static [u8]; C] {
-    let mut out: [&'static [u8]; C] = [b""; C];
-    let mut i = 0;
-    while i < A {
-        out[i] = a[i];
-        i += 1;
-    }
-    while i < C {
-        out[i] = b[i - A];
-        i += 1;
-    }
-    out
-}
-
-/// Words naming identifiers that look like phone numbers.
-const NOT_PHONE: [&[u8]; 55] = [
-    b"error",
-    b"order",
-    b"orders",
-    b"invoice",
-    b"inv",
-    b"tracking",
-    b"shipment",
-    b"parcel",
-    b"package",
-    b"waybill",
-    b"ref",
-    b"reference",
-    b"part",
-    b"sku",
-    b"serial",
-    b"ticket",
-    b"case",
-    b"confirmation",
-    b"conf",
-    b"po",
-    b"id",
-    b"build",
-    b"version",
-    b"item",
-    b"product",
-    b"model",
-    b"lot",
-    b"batch",
-    b"transaction",
-    b"txn",
-    b"receipt",
-    b"booking",
-    b"reservation",
-    b"claim",
-    b"account",
-    b"acct",
-    b"rma",
-    b"teilenummer",
-    b"artikelnummer",
-    b"bestellnummer",
-    b"auftragsnummer",
-    b"rechnungsnummer",
-    b"seriennummer",
-    b"sendungsnummer",
-    b"bestellung",
-    b"rechnung",
-    b"auftrag",
-    b"commande",
-    b"facture",
-    b"suivi",
-    b"pedido",
-    b"factura",
-    b"referencia",
-    "référence".as_bytes(),
-    b"seguimiento",
-];
-
-/// True when the context before `start` says the number is something else.
-fn not_a_phone(h: &[u8], start: usize) -> bool {
-    if matches!(before(h, start), Some(b'/' | b'_')) {
-        return true;
-    }
-    match nearest_cue(h, start, &PHONE_WORDS, &NOT_PHONE) {
-        Some(Cue::Own) => false,
-        Some(Cue::Other) => true,
-        None => {
-            let mut i = start;
-            while i > 0 && h[i - 1] == b' ' {
-                i -= 1;
-            }
-            before(h, i) == Some(b'#')
-        }
-    }
-}
-
-/// True when the nearest cue of the label before `start` introduces a phone number.
-fn phone_label(h: &[u8], start: usize) -> bool {
-    if matches!(before(h, start), Some(b'/' | b'_' | b'#')) {
-        return false;
-    }
-    nearest_cue(h, start, &NATIONAL_WORDS, &NOT_PHONE) == Some(Cue::Own)
-}
 
 /// Digit groups from `i` separated by single spaces, dashes, dots or slashes, with `seen`
 /// digits already counted: the ends where the number may stop with 7 to 15 digits in
@@ -220,7 +56,7 @@ fn national_groups(h: &[u8], start: usize, seen: usize, first_max: usize) -> Opt
         groups += 1;
         total += n;
         i += n;
-        let single_ok = groups > 1 || seen > 0 || at(h, start) == Some(b'0') || n >= 10;
+        let single_ok = groups > 1 || seen > 0 || at(h, start) == Some(b'0') || n >= 9;
         if total >= 7 && single_ok && count < ends.len() {
             ends[count] = i;
             count += 1;
@@ -250,30 +86,60 @@ fn national_groups(h: &[u8], start: usize, seen: usize, first_max: usize) -> Opt
     (!judged).then_some(end)
 }
 
-/// A national number (no `+`, often a trunk `0`) at the digit `p`, only after a phone
-/// label: `07116 490137`, `0221/453508`, `01 05 87 16 97`, `06-32497666`,
-/// `090-1349-8124`, `13653358547`; 7 to 15 digits.
+/// A national number (no `+`, often a trunk `0`) at the digit `p`: `07116 490137`,
+/// `0221/453508`, `01 05 87 16 97`, `06-32497666`, `090-1349-8124`, `13653358547`; 7 to
+/// 15 digits, or one dialled with the international prefix `00` (`0049 30 46909496`).
+/// Only after a phone label, or alone on its line in a contact block.
 pub(crate) fn national_at_digit(h: &[u8], p: usize) -> Option<usize> {
     if matches!(before(h, p), Some(b'-' | b'.' | b'/' | b'+' | b'$')) {
         return None;
     }
     let end = national_groups(h, p, 0, 12)?;
-    phone_label(h, p).then_some(end)
+    national_ok(h, p, p, end).then_some(end)
+}
+
+/// Whether the national number from `s` to `end` (its label read before `label_at`) is a
+/// phone: a phone label and a number some covered region issues (or one of a local
+/// number's length), or a line of its own in a contact block and a number some region
+/// issues; never a street number.
+fn national_ok(h: &[u8], label_at: usize, s: usize, end: usize) -> bool {
+    if street_after(h, end) {
+        return false;
+    }
+    let labelled = phone_label(h, label_at);
+    if !labelled && !alone_on_line(h, label_at, end) {
+        return false;
+    }
+    let validity = if h.get(s..s + 2) == Some(b"00") {
+        // The international prefix: the country code follows.
+        if phone_region::international(h, s + 2, end, None) {
+            National::Valid
+        } else {
+            National::Invalid
+        }
+    } else {
+        phone_region::national(h, s, end)
+    };
+    match validity {
+        National::Invalid => false,
+        National::LocalOnly => labelled,
+        National::Valid => labelled || contact_block(h, label_at, end),
+    }
 }
 
 /// A national number with a parenthesised area code at the `(` at `p`: `(11) 96092-6902`,
-/// `(02) 9034 2011`, only after a phone label.
+/// `(02) 9034 2011`, `(0121)4960293`, as [`national_at_digit`] has it.
 fn paren_national(h: &[u8], p: usize) -> Option<usize> {
     let n = digit_run(h, p + 1, 5);
     if !(1..=5).contains(&n) || at(h, p + 1 + n) != Some(b')') {
         return None;
     }
     let mut i = p + 2 + n;
-    if at(h, i) == Some(b' ') {
+    if matches!(at(h, i), Some(b' ' | b'-' | b'.')) {
         i += 1;
     }
-    let end = national_groups(h, i, n, 8)?;
-    phone_label(h, p).then_some(end)
+    let end = national_groups(h, i, n, 9)?;
+    national_ok(h, p, p + 1, end).then_some(end)
 }
 
 fn nanp_digit(b: Option<u8>) -> bool {
@@ -338,14 +204,21 @@ pub(crate) fn nanp_at_digit(h: &[u8], p: usize) -> Option<usize> {
         let seps: &[u8] = if spaced_run_before { b"-." } else { b"-. " };
         nanp_groups(h, p, seps)?
     };
-    (!not_a_phone(h, p)).then_some(end)
+    (!not_a_phone(h, p) && nanp_ok(h, p, end)).then_some(end)
+}
+
+/// A North American number some region of the plan issues, or one a phone label
+/// introduces (`Callback number: 957.691.1934`: an area code not yet assigned is still
+/// written as a phone); never a street number.
+fn nanp_ok(h: &[u8], p: usize, end: usize) -> bool {
+    (phone_region::north_american(h, p, end) || phone_label(h, p)) && !street_after(h, end)
 }
 
 /// `(ddd) ddd-dddd` at the `(` at `p`.
 pub(crate) fn at_paren(h: &[u8], p: usize) -> Option<usize> {
     match paren_nanp(h, p) {
-        Some(end) => (!not_a_phone(h, p)).then_some(end),
-        None => paren_national(h, p),
+        Some(end) if nanp_ok(h, p, end) => (!not_a_phone(h, p)).then_some(end),
+        _ => paren_national(h, p),
     }
 }
 
@@ -366,7 +239,13 @@ fn paren_nanp(h: &[u8], p: usize) -> Option<usize> {
     closed(h, i + 8)
 }
 
-/// An international number at the `+` at `p`.
+/// An international number at the `+` at `p`: the country code and groups of digits
+/// separated by single spaces, dashes or dots (a group may be a parenthesised area code,
+/// and a trunk `(0)` may follow the country code: `+44(0)115 4960914`, `+49 (0)40
+/// 7003575`), 8 to 15 digits in all, or one run of 10 to 15 (E.164). Groups are taken
+/// greedily, then given back one at a time until the number ends cleanly and its country's
+/// metadata says some region there issues it (so `+44 20 7946 0667 172.191.37.15` is a
+/// phone, then an address).
 pub(crate) fn at_plus(h: &[u8], p: usize) -> Option<usize> {
     if !matches!(
         before(h, p),
@@ -392,87 +271,68 @@ pub(crate) fn at_plus(h: &[u8], p: usize) -> Option<usize> {
     if at(h, p + 1) == Some(b'0') {
         return None;
     }
-    // +4915112345678: one run of digits (E.164 without separators).
-    let whole = digit_run(h, p + 1, 15);
-    if whole > 3 {
-        return if (10..=15).contains(&whole) {
-            closed(h, p + 1 + whole)
-        } else {
-            None
-        };
-    }
-    let cc = whole;
-    if cc == 0 {
+    let first = digit_run(h, p + 1, 15);
+    if first == 0 || first > 15 {
         return None;
     }
-    // +1: a North American number follows, after a space, dash or dot (or straight
-    // into its parenthesised area code).
-    if cc == 1 && at(h, p + 1) == Some(b'1') {
-        let i = p + 2;
-        let sep = at(h, i)?;
-        if sep == b'(' {
-            return paren_nanp(h, i);
-        }
-        if !matches!(sep, b' ' | b'-' | b'.') {
-            return None;
-        }
-        if at(h, i + 1) == Some(b'(') {
-            return paren_nanp(h, i + 1);
-        }
-        return nanp_groups(h, i + 1, b"-. ");
+    let mut end = p + 1 + first;
+    let mut ends = [0usize; 8];
+    // +4915112345678: one run of digits is a whole number from 10 digits on.
+    if (10..=15).contains(&first) {
+        ends[0] = end;
     }
-    // Groups of digits separated by single spaces, dashes or dots: 8 to 15 digits in all.
-    // Groups are taken greedily, then given back one at a time until the number ends
-    // cleanly (so `+44 20 7946 0667 172.191.37.15` is a phone, then an address).
-    let mut ends = [(0usize, 0usize); 8];
-    let mut total = cc;
-    let mut end = p + 1 + cc;
+    let mut total = first;
     let mut groups = 1;
-    while let Some(b' ' | b'-' | b'.') = at(h, end) {
-        let (open, close) = if at(h, end + 1) == Some(b'(') {
-            (1, 1)
-        } else {
-            (0, 0)
-        };
-        // The first group may be a whole national number (`+91-9738918935`).
-        let max = if groups == 1 && open == 0 { 12 } else { 8 };
-        let n = digit_run(h, end + 1 + open, max);
-        if n == 0 || n > max || total + n > 15 || groups >= 7 {
-            break;
-        }
-        if close == 1 && at(h, end + 1 + open + n) != Some(b')') {
-            break;
-        }
-        let mut next = end + 1 + open + n + close;
-        // The trunk `(0)` written inside an international number: `+49 (0)40 7003575`.
-        if close == 1
-            && n == 1
-            && at(h, end + 2) == Some(b'0')
-            && matches!(at(h, next), Some(b) if b.is_ascii_digit())
-        {
-            let m = digit_run(h, next, 8);
-            if m > 8 || total + 1 + m > 15 {
+    let mut trunk = None;
+    loop {
+        // The trunk `(0)` right after the country code, with or without a space before it.
+        let gap = usize::from(matches!(at(h, end), Some(b' ' | b'-' | b'.')));
+        if groups == 1 && h.get(end + gap..end + gap + 3) == Some(b"(0)") {
+            trunk = Some(end + gap + 1);
+            end += gap + 3;
+            if at(h, end) == Some(b' ') {
+                end += 1;
+            }
+            let n = digit_run(h, end, 8);
+            if n == 0 || n > 8 || total + n > 15 {
                 break;
             }
-            total += m;
-            next += m;
+            end += n;
+            total += n;
+        } else {
+            let open = usize::from(at(h, end + gap) == Some(b'('));
+            if gap + open == 0 {
+                break;
+            }
+            // The first group may be a whole national number (`+91-9738918935`).
+            let max = if groups == 1 && open == 0 { 12 } else { 8 };
+            let n = digit_run(h, end + gap + open, max);
+            if n == 0 || n > max || total + n > 15 || groups >= 7 {
+                break;
+            }
+            if open == 1 && at(h, end + gap + 1 + n) != Some(b')') {
+                break;
+            }
+            let next = end + gap + open + n + open;
+            if matches!(at(h, next), Some(b) if b.is_ascii_alphabetic()) {
+                break;
+            }
+            total += n;
+            end = next;
         }
-        if matches!(at(h, next), Some(b) if b.is_ascii_alphabetic()) {
-            break;
-        }
-        total += n;
-        end = next;
         if let Some(slot) = ends.get_mut(groups) {
-            *slot = (end, total);
+            *slot = if (8..=15).contains(&total) { end } else { 0 };
         }
         groups += 1;
+        if groups >= ends.len() {
+            break;
+        }
     }
     ends.iter()
         .take(groups)
-        .skip(1)
         .rev()
-        .filter(|(_, t)| (8..=15).contains(t))
-        .find_map(|&(e, _)| closed(h, e))
+        .filter(|&&e| e > 0)
+        .find_map(|&e| closed(h, e).filter(|&e| phone_region::international(h, p + 1, e, trunk)))
 }
 
 #[cfg(test)]

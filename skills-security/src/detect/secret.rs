@@ -244,8 +244,8 @@ fn pem(h: &[u8], p: usize, i: usize) -> Option<(usize, usize)> {
     let line_end = memchr::memchr(b'\n', h.get(i..(i + 64).min(h.len()))?)
         .map_or((i + 64).min(h.len()), |x| i + x);
     let label = h.get(i..line_end)?;
-    let dash = memchr::memmem::find(label, b"-----")?;
-    memchr::memmem::find(&label[..dash], b"PRIVATE KEY")?;
+    let dash = super::text::find(label, b"-----")?;
+    super::text::find(&label[..dash], b"PRIVATE KEY")?;
     let body = i + dash + 5;
     let limit = (body + 65_536).min(h.len());
     if let Some(e) = memchr::memmem::find(h.get(body..limit)?, b"-----END ") {
@@ -296,7 +296,7 @@ pub(crate) fn lowercase_into<'b>(v: &[u8], buf: &'b mut [u8; 512]) -> &'b [u8] {
 
 /// True when `needle` occurs in `hay`.
 pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
+    super::text::find(hay, needle).is_some()
 }
 
 /// Random enough to be a real credential: at least 8 bytes and an entropy of at least

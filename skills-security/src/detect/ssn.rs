@@ -14,7 +14,10 @@
 //! * Nine bare digits (`245849631`): only when the nearest cue word of its label is an SSN
 //!   word (`SSN#`, `Social Security No.`, `Soc. Sec. #`, `"ssn":`, `my social is`).
 
-use super::label::{Cue, nearest_cue};
+use super::label::{Cue, WordsOnce, nearest_cue};
+
+static SSN: WordsOnce = WordsOnce::new(&[&SSN_WORDS]);
+static NOT: WordsOnce = WordsOnce::new(&[&NOT_SSN]);
 use super::text::{WINDOW, at, before, contains_word, digit_run, is_alnum, lookback, number};
 
 /// Words that make a number an SSN when they are the nearest cue of its label.
@@ -75,8 +78,8 @@ pub(crate) fn ssn_context(h: &[u8], start: usize) -> bool {
     let w = lookback(h, start, &mut buf);
     contains_word(w, b"ssn")
         || contains_word(w, b"ss#")
-        || memchr::memmem::find(w, b"social security").is_some()
-        || memchr::memmem::find(w, b"soc. sec").is_some()
+        || super::text::find(w, b"social security").is_some()
+        || super::text::find(w, b"soc. sec").is_some()
 }
 
 fn valid(area: u32, group: u32, serial: u32) -> bool {
@@ -94,7 +97,7 @@ fn bare(h: &[u8], p: usize) -> Option<usize> {
     {
         return None;
     }
-    (nearest_cue(h, p, &SSN_WORDS, &NOT_SSN) == Some(Cue::Own)).then_some(end)
+    (nearest_cue(h, p, SSN.get(), NOT.get()) == Some(Cue::Own)).then_some(end)
 }
 
 /// An SSN starting at the digit `p`; returns its end.
@@ -120,7 +123,7 @@ pub(crate) fn at_digit(h: &[u8], p: usize) -> Option<usize> {
     if !valid(number(h, p, 3), number(h, p + 4, 2), number(h, p + 7, 4)) {
         return None;
     }
-    match nearest_cue(h, p, &SSN_WORDS, &NOT_SSN) {
+    match nearest_cue(h, p, SSN.get(), NOT.get()) {
         Some(Cue::Other) => None,
         Some(Cue::Own) => Some(end),
         None if ssn_context(h, p) => Some(end),

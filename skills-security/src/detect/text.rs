@@ -126,10 +126,31 @@ pub(crate) fn last_words(s: &[u8], n: usize) -> impl Iterator<Item = &[u8]> {
         .take(n)
 }
 
+/// Where `needle` first occurs in `hay`. For the short windows context rules read: unlike
+/// `memchr::memmem::find`, it builds no searcher per call (which costs more than the
+/// search itself on a few dozen bytes).
+#[inline]
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let last_start = hay.len().checked_sub(needle.len())?;
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(first, &hay[from..=last_start]) {
+        let s = from + i;
+        if hay[s + 1..s + needle.len()] == *rest {
+            return Some(s);
+        }
+        from = s + 1;
+        if from > last_start {
+            break;
+        }
+    }
+    None
+}
+
 /// True when `needle` occurs in `hay` as a whole word (ASCII word boundaries).
 pub(crate) fn contains_word(hay: &[u8], needle: &[u8]) -> bool {
     let mut from = 0;
-    while let Some(p) = memchr::memmem::find(&hay[from..], needle) {
+    while let Some(p) = find(&hay[from..], needle) {
         let s = from + p;
         let e = s + needle.len();
         if (s == 0 || !is_alnum(hay[s - 1])) && (e == hay.len() || !is_alnum(hay[e])) {
@@ -160,5 +181,9 @@ mod tests {
         assert_eq!(w, vec![&b"parse_version"[..]]);
         assert!(contains_word(b"our ssn is", b"ssn"));
         assert!(!contains_word(b"assn", b"ssn"));
+        assert_eq!(find(b"abcabd", b"abd"), Some(3));
+        assert_eq!(find(b"ab", b"abc"), None);
+        assert_eq!(find(b"abc", b""), None);
+        assert_eq!(find(b"xxa", b"a"), Some(2));
     }
 }

@@ -1,8 +1,8 @@
-//! The single pass: one Aho-Corasick automaton holds every trigger of every built-in
-//! recognizer (digits, `@`, `+`, `(`, `:`, `://`, currency symbols and codes, secret
-//! prefixes, credential key names, `bearer`, `basic`, keywords); each hit is handed to the
-//! recognizer it belongs to, which parses forward (and looks back a bounded window for
-//! context) and says where the scan resumes. Nothing is rescanned per recognizer; the one
+//! The trigger pass, the detector's single pass over a text: one Aho-Corasick automaton
+//! holds every trigger of every built-in recognizer (digits, `@`, `+`, `(`, `:`, `://`,
+//! currency symbols and codes, secret prefixes, credential key names, `bearer`, `basic`,
+//! keywords); each hit is handed to the recognizer it belongs to, which parses forward (and
+//! looks back a bounded window for context) and says where the pass resumes. Nothing is rescanned per recognizer; the one
 //! piece of state carried along the pass is what it learnt about the delimited table it is
 //! in ([`table`](super::table)), so a table's header is read once.
 //!
@@ -20,7 +20,8 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind};
 use super::table::Tables;
 use super::{Finding, FindingKind};
 use super::{
-    birth, card, credential, date, email, iban, ip, keyword, money, phone, secret, ssn, text,
+    birth, card, credential, date, email, iban, ip, keyword, money, phone, phone_region, secret,
+    ssn, text,
 };
 use crate::classify::{DataClass, DataType};
 
@@ -42,9 +43,11 @@ enum Trigger {
     Keyword(keyword::Topic),
 }
 
-/// The built-in recognizers compiled into one automaton.
+/// The detector's single pass: every trigger of every built-in recognizer compiled into one
+/// automaton, each hit dispatched to its recognizer. (Not the skill scanner,
+/// [`crate::scan::Scanner`], which reads whole skill packages.)
 #[derive(Debug, Clone)]
-pub(crate) struct Scanner {
+pub(crate) struct TriggerPass {
     /// `None` only if the automaton could not be built; scanning then fails closed.
     ac: Option<AhoCorasick>,
     /// The same patterns as a plain DFA for the interleaved probe (`None`: no probe).
@@ -84,8 +87,10 @@ fn value(out: &mut Vec<Finding>, start: usize, end: usize, data_type: DataType) 
     });
 }
 
-impl Scanner {
-    pub(crate) fn new() -> Scanner {
+impl TriggerPass {
+    pub(crate) fn new() -> TriggerPass {
+        // The phone metadata is read here, once per process, so no detection pays for it.
+        phone_region::preload();
         let mut patterns: Vec<&str> = Vec::new();
         let mut triggers = Vec::new();
         let mut add = |p: &'static str, t: Trigger| {
@@ -133,7 +138,7 @@ impl Scanner {
             .build(&patterns)
             .ok();
         let max_len = patterns.iter().map(|p| p.len()).max().unwrap_or(1);
-        Scanner {
+        TriggerPass {
             ac,
             probe,
             max_len,
@@ -204,7 +209,7 @@ impl Scanner {
     }
 
     /// Appends every built-in finding in `text` to `out` (unsorted, possibly overlapping).
-    pub(crate) fn scan(&self, text: &str, out: &mut Vec<Finding>) {
+    pub(crate) fn run(&self, text: &str, out: &mut Vec<Finding>) {
         let Some(ac) = &self.ac else {
             // Fail closed: without the automaton nothing can be told apart, so the whole
             // text is treated as the most sensitive class.
@@ -240,19 +245,19 @@ impl Scanner {
                             continue;
                         }
                         let to = (block_end + self.max_len).min(h.len());
-                        pos = self.run(ac, text, from, to, &mut tables, out);
+                        pos = self.dispatch_range(ac, text, from, to, &mut tables, out);
                     }
                 }
             }
             _ => {
-                self.run(ac, text, 0, h.len(), &mut tables, out);
+                self.dispatch_range(ac, text, 0, h.len(), &mut tables, out);
             }
         }
     }
 
     /// The leftmost-longest automaton and the recognizers over `from..to`; returns where
     /// the next search may start.
-    fn run(
+    fn dispatch_range(
         &self,
         ac: &AhoCorasick,
         text: &str,
@@ -518,7 +523,7 @@ mod tests {
 
     #[test]
     fn the_automaton_builds() {
-        let s = Scanner::new();
+        let s = TriggerPass::new();
         assert!(s.is_built());
         assert!(s.probe.is_some());
     }
@@ -527,7 +532,7 @@ mod tests {
     /// fall relative to lane and block boundaries.
     #[test]
     fn lanes_find_what_the_plain_loop_finds() {
-        let s = Scanner::new();
+        let s = TriggerPass::new();
         let Some(ac) = &s.ac else { panic!() };
         let pieces = [
             "a@example.com ",
@@ -551,9 +556,9 @@ mod tests {
         for cut in [1024, 1500, 2047, 3001, text.len()] {
             let t = &text[..cut];
             let mut lanes = Vec::new();
-            s.scan(t, &mut lanes);
+            s.run(t, &mut lanes);
             let mut plain = Vec::new();
-            s.run(ac, t, 0, t.len(), &mut Tables::default(), &mut plain);
+            s.dispatch_range(ac, t, 0, t.len(), &mut Tables::default(), &mut plain);
             assert_eq!(lanes, plain, "cut {cut}");
             assert!(!plain.is_empty());
         }
@@ -561,14 +566,14 @@ mod tests {
 
     #[test]
     fn fails_closed_without_an_automaton() {
-        let s = Scanner {
+        let s = TriggerPass {
             ac: None,
             probe: None,
             max_len: 1,
             triggers: Vec::new(),
         };
         let mut out = Vec::new();
-        s.scan("hello", &mut out);
+        s.run("hello", &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].class, DataClass::Regulated);
         assert!(!out[0].tokenizable);
