@@ -491,13 +491,75 @@ async fn rule_approvals_need_an_approver_role_and_this_execution() {
         panic!("carol holds no role yet")
     };
     assert!(
-        reason.contains("holds none of the approver roles"),
+        reason.contains("does not hold the approver roles"),
         "{reason}"
     );
     s.approvers.grant("acme", "carol", "manager");
     assert!(matches!(
         s.gate.check(&carol).await.unwrap(),
         Decision::Allow { .. }
+    ));
+}
+
+/// Two scopes each naming approver roles: under `Narrowing` the approver must satisfy
+/// both (one role of each), and at one scope two rules' lists both bind; a more specific
+/// scope's list can never swap in an easier approver.
+#[tokio::test]
+async fn every_binding_role_list_must_be_satisfied() {
+    let rules = vec![
+        PermissionRule::new("org-sec", Scope::Organization, Target::Skill("pdf".into()))
+            .requires_approval(true, ["security"]),
+        PermissionRule::new(
+            "team-lead",
+            Scope::Team("finance".into()),
+            Target::Skill("pdf".into()),
+        )
+        .requires_approval(true, ["team-lead"]),
+    ];
+    let clock = ManualClock::new(1_000_000);
+    let permissions = Arc::new(Permissions::new(clock.clone()).with_merge(Merge::Narrowing));
+    permissions.set_rules(&TenantId::new("acme"), rules);
+    let approvers = Arc::new(InMemoryApprovers::new());
+    let gate = PolicyGate::new(
+        permissions,
+        Arc::new(InMemoryRateLimiter::new()),
+        Autonomy::new(Arc::new(InMemoryTrustStore::new()), clock.clone()),
+        AuditTrail::new(Arc::new(InMemoryAuditStore::new())),
+        clock,
+    )
+    .with_approvers(approvers.clone());
+    let scope = skills::store::UserScope::new("acme", "alice");
+    for _ in 0..3 {
+        gate.autonomy()
+            .record_outcome(&scope, "pdf", Outcome::Success)
+            .await
+            .unwrap();
+    }
+    approvers.grant("acme", "bob", "team-lead");
+    let bob = step("n1").with_approval(StepApproval::new("n1", "bob"));
+    let Decision::AskApproval { reason, .. } = gate.check(&bob).await.unwrap() else {
+        panic!("bob holds only the team's role, not the organisation's")
+    };
+    assert!(reason.contains("team-lead; and security"), "{reason}");
+    approvers.grant("acme", "bob", "security");
+    assert!(matches!(
+        gate.check(&bob).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+
+    // Two rules at one scope: both lists bind (most specific merge).
+    let s = setup(vec![
+        PermissionRule::new("a-sec", Scope::Organization, Target::Skill("pdf".into()))
+            .requires_approval(true, ["security"]),
+        PermissionRule::new("b-lead", Scope::Organization, Target::Skill("pdf".into()))
+            .requires_approval(true, ["team-lead"]),
+    ]);
+    trusted(&s, "pdf").await;
+    s.approvers.grant("acme", "carol", "team-lead");
+    let carol = step("n2").with_approval(StepApproval::new("n2", "carol"));
+    assert!(matches!(
+        s.gate.check(&carol).await.unwrap(),
+        Decision::AskApproval { .. }
     ));
 }
 

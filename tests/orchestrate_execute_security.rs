@@ -650,3 +650,45 @@ fn a_resumed_entry_keeps_its_class_for_later_steps_and_composite_sub_steps() {
         "the class and sources travel on, persisted"
     );
 }
+
+#[test]
+fn a_recipient_not_cleared_for_a_steps_data_gets_none_of_its_output() {
+    let probe = echo();
+    let skills = InMemorySkills::new()
+        .with(SkillDefinition::native("echo").trust(TrustLevel::Core))
+        .with(SkillDefinition::native("after").trust(TrustLevel::Core));
+    let sink = Arc::new(CollectingSink::new());
+    let executor = Executor::builder(
+        Arc::new(skills),
+        PolicyGate::allow_all(AuditTrail::in_memory()),
+    )
+    .native("echo", probe.clone())
+    .native("after", probe.clone())
+    .recipient_clearance(Clearance::up_to(DataClass::Internal))
+    .retry(no_wait(1))
+    .build();
+    let plan = block_on(plan(vec![
+        StepSpec::new("read", "echo", "read the deal"),
+        StepSpec::new("next", "after", "go on").after("read"),
+    ]));
+    let run = Run::new(alice())
+        .input(DEAL)
+        .source(skills::security::Context::source("crm_deal"))
+        .progress(sink.clone());
+    let result = block_on(executor.execute(&plan, run)).unwrap();
+    assert!(result.success, "{result:?}");
+    // The core skill saw the deal (it is cleared for confidential data)...
+    assert!(probe.input("read").contains("Acme"));
+    // ...but nothing of it reaches a recipient cleared for internal data only.
+    let shown = format!(
+        "{:?} {:?} {:?}",
+        result.steps.iter().map(|s| &s.output).collect::<Vec<_>>(),
+        result.memory().collect::<Vec<_>>(),
+        sink.events()
+    );
+    assert!(
+        !shown.contains("Acme") && !shown.contains("1.2M"),
+        "{shown}"
+    );
+    assert!(shown.contains("WITHHELD"), "{shown}");
+}

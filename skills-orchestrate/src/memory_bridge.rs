@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use skills_security::{Context, DataAccess, Execution, Sanitizer, TrustLevel};
+use skills_security::{Context, DataAccess, DataClass, Execution, Sanitizer, TrustLevel};
 use skills_store_traits::memory::{EpisodeQuery, FactQuery, NewEpisode, NewFact, Procedure};
 use skills_store_traits::{Clock, MemoryStore, SystemClock, UserScope};
 
@@ -122,6 +122,15 @@ pub struct RunLearnings {
     pub extracted_facts: Vec<ExtractedFact>,
     /// The outcome recorded with the procedure.
     pub outcome: Value,
+    /// The highest class of what the run's steps were given: stored with the episode and
+    /// the facts, so a later run reads them at least at that class (default `internal`,
+    /// the class of data nothing else marks; the orchestrator sets it from working memory).
+    #[serde(default = "internal")]
+    pub data_class: DataClass,
+}
+
+fn internal() -> DataClass {
+    DataClass::Internal
 }
 
 impl RunLearnings {
@@ -140,7 +149,14 @@ impl RunLearnings {
             skills_used: Vec::new(),
             extracted_facts: Vec::new(),
             outcome: Value::Null,
+            data_class: DataClass::Internal,
         }
+    }
+
+    /// Sets the highest class of what the run's steps were given.
+    pub fn data_class(mut self, class: DataClass) -> Self {
+        self.data_class = class;
+        self
     }
 
     /// Sets the skills used, in order.
@@ -272,11 +288,18 @@ impl MemoryBridge {
         withhold_partial: bool,
     ) -> Result<SkillMemoryContext> {
         let mut out = SkillMemoryContext::default();
-        let mut keep = |lines: Vec<String>, source: &str, withheld: &mut usize| -> Vec<String> {
-            let context = Context::source(source);
+        let mut keep = |lines: Vec<(String, Option<DataClass>)>,
+                        source: &str,
+                        withheld: &mut usize|
+         -> Vec<String> {
             lines
                 .into_iter()
-                .filter_map(|line| {
+                .filter_map(|(line, class)| {
+                    // Learned from data of a class: read back at least at that class.
+                    let mut context = Context::source(source);
+                    if let Some(class) = class {
+                        context = context.at_least(class);
+                    }
                     let sanitized = execution.sanitize_text(&line, &context).text;
                     let hidden = if withhold_partial {
                         sanitized != line
@@ -303,11 +326,17 @@ impl MemoryBridge {
         let lines = episodes
             .iter()
             .map(|e| {
-                if e.content.is_empty() {
+                let line = if e.content.is_empty() {
                     e.title.clone()
                 } else {
                     format!("{}: {}", e.title, e.content)
-                }
+                };
+                let class = e
+                    .context
+                    .get("data_class")
+                    .and_then(Value::as_str)
+                    .and_then(DataClass::parse);
+                (line, class)
             })
             .collect();
         out.relevant_history = keep(lines, MEMORY_SOURCES[0], &mut out.withheld);
@@ -318,7 +347,10 @@ impl MemoryBridge {
         let facts = self.store.related_facts(scope, &query).await?;
         let lines = facts
             .iter()
-            .map(|f| format!("{} {} {}", f.subject, f.predicate, f.object))
+            .map(|f| {
+                let line = format!("{} {} {}", f.subject, f.predicate, f.object);
+                (line, fact_class(&f.source))
+            })
             .collect();
         out.known_facts = keep(lines, MEMORY_SOURCES[1], &mut out.withheld);
 
@@ -333,12 +365,13 @@ impl MemoryBridge {
                     } else {
                         "times"
                     };
-                    format!(
+                    let line = format!(
                         "for {}: {} (succeeded {} {times})",
                         p.task_type,
                         p.skill_sequence.join(" -> "),
                         p.success_count
-                    )
+                    );
+                    (line, None)
                 })
                 .collect();
             out.recommended_approach = keep(lines, MEMORY_SOURCES[2], &mut out.withheld);
@@ -361,7 +394,7 @@ impl MemoryBridge {
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| p.value.to_string());
-                format!("{}.{} = {value}", p.context, p.key)
+                (format!("{}.{} = {value}", p.context, p.key), None)
             })
             .collect();
         out.user_preferences = keep(lines, MEMORY_SOURCES[3], &mut out.withheld);
@@ -404,6 +437,7 @@ impl MemoryBridge {
             "skills": run.skills_used,
             "task": run.task,
             "success": run.success,
+            "data_class": run.data_class.as_str(),
         });
         let episode = self.store.store_episode(scope, episode).await?;
         let mut fact_ids = Vec::new();
@@ -413,7 +447,7 @@ impl MemoryBridge {
                 fact.predicate.clone(),
                 fact.object.clone(),
                 SKILL_FACT_CONFIDENCE,
-                SKILL_FACT_SOURCE,
+                fact_source(run.data_class),
             );
             fact_ids.push(self.store.add_fact(scope, new).await?.id);
         }
@@ -442,9 +476,41 @@ impl MemoryBridge {
     }
 }
 
+/// The source a fact learned from data of `class` is stored under: [`SKILL_FACT_SOURCE`],
+/// with `#<class>` appended above `internal` (facts carry no other field to keep it in).
+pub fn fact_source(class: DataClass) -> String {
+    if class > DataClass::Internal {
+        format!("{SKILL_FACT_SOURCE}#{class}")
+    } else {
+        SKILL_FACT_SOURCE.to_owned()
+    }
+}
+
+/// The class a fact's source records, if any (see [`fact_source`]).
+fn fact_class(source: &str) -> Option<DataClass> {
+    source
+        .strip_prefix(SKILL_FACT_SOURCE)?
+        .strip_prefix('#')
+        .and_then(DataClass::parse)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fact_sources_keep_the_class_above_internal() {
+        assert_eq!(fact_source(DataClass::Internal), SKILL_FACT_SOURCE);
+        assert_eq!(fact_class(&fact_source(DataClass::Internal)), None);
+        for class in [
+            DataClass::Confidential,
+            DataClass::Restricted,
+            DataClass::Regulated,
+        ] {
+            assert_eq!(fact_class(&fact_source(class)), Some(class));
+        }
+        assert_eq!(fact_class("user_said#restricted"), None);
+    }
 
     #[test]
     fn only_a_lone_token_counts_as_nothing_left() {

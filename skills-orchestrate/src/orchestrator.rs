@@ -576,6 +576,14 @@ impl Orchestrator {
                 )
                 .skills_used(skills_used)
                 .extracted_facts(facts)
+                .data_class(
+                    execution
+                        .memory()
+                        .map(|m| m.data_class)
+                        .max()
+                        .unwrap_or(skills_security::DataClass::Internal)
+                        .max(skills_security::DataClass::Internal),
+                )
                 .outcome(json!({"summary": synthesis.summary, "artifacts": synthesis.artifacts}));
                 match bridge.store_learnings(&run.scope, &learnings).await {
                     Ok(stored) => (Some(stored), None),

@@ -641,3 +641,38 @@ fn runs_are_recorded_for_learning_and_their_sequence_is_detected() {
     assert_eq!(sequence.skills, SKILLS);
     assert_eq!(sequence.frequency, 3);
 }
+
+/// What a run learned from confidential data keeps that class: a later run's verified skill
+/// (not cleared for it) never sees it raw, a core skill does.
+#[test]
+fn learnings_keep_the_class_of_the_data_they_came_from() {
+    use skills_orchestrate::execute::ExtractedFact;
+    use skills_orchestrate::memory_bridge::RunLearnings;
+    use skills_security::DataClass;
+
+    let store = Arc::new(InMemoryMemoryStore::new());
+    let bridge = MemoryBridge::new(store.clone());
+    let task = Task::new("Review the Acme renewal").entities(["Acme"]);
+    let learnings = RunLearnings::new(
+        task.clone(),
+        "plan-1",
+        "Acme renewal at 1.2M, closing in May",
+        true,
+    )
+    .skills_used(["deal-review"])
+    .extracted_facts(vec![ExtractedFact::new("Acme", "renews at", "1.2M in May")])
+    .data_class(DataClass::Confidential);
+    block_on(bridge.store_learnings(&alice(), &learnings)).unwrap();
+
+    let (verified, _) =
+        block_on(bridge.context_for(&alice(), &task, "r2", TrustLevel::Verified)).unwrap();
+    let shown = format!("{verified:?}");
+    assert!(!shown.contains("1.2M"), "{shown}");
+    assert_eq!(verified.withheld, 2, "{shown}");
+    let (core, _) = block_on(bridge.context_for(&alice(), &task, "r3", TrustLevel::Core)).unwrap();
+    assert!(
+        core.relevant_history.iter().any(|l| l.contains("1.2M"))
+            && core.known_facts.iter().any(|l| l.contains("1.2M")),
+        "{core:?}"
+    );
+}

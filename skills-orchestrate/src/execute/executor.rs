@@ -204,7 +204,10 @@ impl ExecutorBuilder {
 
     /// Which tokens are restored in checked outputs and working memory (default: all; the
     /// recipient is the user's own orchestrator, and every step's input is sanitized again
-    /// for that step's skill).
+    /// for that step's skill). A step whose skill saw raw data of a class the recipient is
+    /// not cleared for hands back nothing but a `[WITHHELD: ...]` marker (its output,
+    /// summary, artifacts, facts and hints), since it may return those raw values; what the
+    /// skill saw only as tokens stays tokens.
     pub fn recipient_clearance(mut self, clearance: Clearance) -> Self {
         self.parts.recipient = clearance;
         self

@@ -344,13 +344,17 @@ impl Executor {
             self.check_output(execution, output)?
         };
         let summary = self.summarize(skill, &checked, execution, usage).await;
-        let data_class = execution
-            .audit()
-            .data_classes_requested
-            .into_iter()
-            .max()
-            .unwrap_or(DataClass::Public);
-        let memory = MemoryEntry {
+        let requested = execution.audit().data_classes_requested;
+        let data_class = requested.iter().copied().max().unwrap_or(DataClass::Public);
+        // A class the skill saw raw but the recipient may not: the skill may hand its raw
+        // values back (the leak check allows what the skill was cleared for).
+        let recipient = self.parts.recipient;
+        let exposed = requested
+            .iter()
+            .copied()
+            .filter(|c| execution.clearance().allows(*c) && !recipient.allows(*c))
+            .max();
+        let mut memory = MemoryEntry {
             step: call.step.number,
             step_id: call.step.id.clone(),
             skill_id: skill.id.clone(),
@@ -361,10 +365,19 @@ impl Executor {
             data_class,
             sources: Self::sources(call),
         };
-        Ok(Done {
-            output: checked.output.text,
-            memory,
-        })
+        let mut output = checked.output.text;
+        if let Some(class) = exposed {
+            // Nothing of its output leaves the step (result, progress, working memory, the
+            // store): the recipient is not cleared for what the skill saw raw.
+            let withheld =
+                format!("[WITHHELD: this step saw {class} data the recipient is not cleared for]");
+            output.clone_from(&withheld);
+            memory.summary = withheld;
+            memory.artifacts.clear();
+            memory.extracted_facts.clear();
+            memory.next_step_hints.clear();
+        }
+        Ok(Done { output, memory })
     }
 
     /// Step 5 of the sanitizer on every part of the output.

@@ -11,14 +11,19 @@
 //!
 //! * commands: no shell operators, substitutions or redirections anywhere (`;`, `&`, `|`,
 //!   `` ` ``, `$`, `(`, `)`, `<`, `>`, `\`, line breaks), neither in the entry nor in the
-//!   call; words split on spaces and tabs only; an exact entry equals the call word for
-//!   word, a `:*` entry is a whole-word prefix of it (`git log:*` covers `git log -3`, not
-//!   `git logx`); the only wildcard is the trailing `:*`, and it needs a non-empty prefix;
+//!   call; no glob, brace, tilde or comment characters in an entry (`/???/?h` is `sh`), its
+//!   first word a plain program name (no assignment), no quotes in a prefix entry; words
+//!   split on spaces and tabs only; an exact entry equals the call word for word, a `:*`
+//!   entry is a whole-word prefix of it (`git log:*` covers `git log -3`, not `git logx`;
+//!   what follows the prefix is the call's own: `git log --output=FILE` is covered); the only
+//!   wildcard is the trailing `:*`, and it needs a non-empty prefix;
 //! * paths: relative to the workspace root, never absolute, `~` or `..` in an entry;
 //!   `*` and `?` within one path segment, `**` across segments, a trailing `/` for
-//!   everything beneath; a call's path is normalized lexically (`.` dropped, `..` popped,
-//!   escaping the root never matches, an absolute path matches only beneath the
-//!   workspace root the policy was given);
+//!   everything beneath, none of them sweeping in hidden entries (`.git`); a call's path is
+//!   read from its tool's own field, and every other path field it carries must stay inside
+//!   the workspace too; paths are normalized lexically (`.` dropped, `..` popped, escaping
+//!   the root never matches, an absolute path matches only beneath the workspace root the
+//!   policy was given);
 //! * URLs: `domain:host` (or `domain:*.host` for its subdomains, not the host itself) against the host of an
 //!   `http`/`https` URL with no user info, no backslash and no percent-encoding in the
 //!   authority.
@@ -49,10 +54,15 @@ pub enum ArgumentKind {
         /// The input field holding the command.
         field: String,
     },
-    /// A file or directory path in the first of `fields` present (`Write(src/**)`).
+    /// A file or directory path in the string field `field` (`Write(src/**)`). Each of
+    /// `confined`, when present, must also be a path inside the workspace: the other path
+    /// fields a call could smuggle in (a Write call's `notebook_path`), and paths the tool
+    /// joins to `field` (Glob's `pattern`).
     Path {
-        /// The input fields that may hold the path, in order.
-        fields: Vec<String>,
+        /// The input field holding the path the entry is about.
+        field: String,
+        /// Input fields that must stay inside the workspace when present.
+        confined: Vec<String>,
     },
     /// A URL in the string field `field` (`WebFetch(domain:docs.rs)`).
     Url {
@@ -69,14 +79,15 @@ impl ArgumentKind {
         }
     }
 
-    /// A path in the first of `fields` present.
-    pub fn path<I, S>(fields: I) -> ArgumentKind
+    /// A path in `field`; each of `confined`, when present, must stay inside the workspace.
+    pub fn path<I, S>(field: impl Into<String>, confined: I) -> ArgumentKind
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
         ArgumentKind::Path {
-            fields: fields.into_iter().map(Into::into).collect(),
+            field: field.into(),
+            confined: confined.into_iter().map(Into::into).collect(),
         }
     }
 
@@ -89,10 +100,12 @@ impl ArgumentKind {
 }
 
 /// Which tools take a specifier in parentheses, and how their calls are read. The default
-/// knows the agent tools skills name today: `Bash` (commands in `command`); `Read`,
-/// `Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `Glob`, `Grep`, `LS` (paths in
-/// `file_path`, `notebook_path` or `path`); `WebFetch` (URLs in `url`). A host whose tools
-/// have other names or fields adds them. A specifier on any other tool is refused.
+/// knows the agent tools skills name today, each with the one field it acts on: `Bash`
+/// (`command`); `Read`, `Write`, `Edit`, `MultiEdit` (`file_path`); `NotebookEdit`
+/// (`notebook_path`); `Glob` (`path`, its `pattern` confined), `Grep` (`path`, its `glob`
+/// confined), `LS` (`path`); `WebFetch` (`url`). Every other known path field a call carries
+/// must stay inside the workspace too. A host whose tools have other names or fields adds
+/// them. A specifier on any other tool is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolKinds {
     kinds: BTreeMap<String, ArgumentKind>,
@@ -102,19 +115,29 @@ impl Default for ToolKinds {
     fn default() -> Self {
         let mut kinds = BTreeMap::new();
         kinds.insert("Bash".to_owned(), ArgumentKind::command("command"));
-        for tool in [
-            "Read",
-            "Write",
-            "Edit",
-            "MultiEdit",
-            "NotebookEdit",
-            "Glob",
-            "Grep",
-            "LS",
-        ] {
+        const PATHS: [&str; 3] = ["file_path", "notebook_path", "path"];
+        let others = |field: &str, extra: &[&str]| -> Vec<String> {
+            PATHS
+                .iter()
+                .chain(extra)
+                .filter(|f| **f != field)
+                .map(|f| (*f).to_owned())
+                .collect()
+        };
+        let tools: [(&str, &str, &[&str]); 8] = [
+            ("Read", "file_path", &[]),
+            ("Write", "file_path", &[]),
+            ("Edit", "file_path", &[]),
+            ("MultiEdit", "file_path", &[]),
+            ("NotebookEdit", "notebook_path", &[]),
+            ("Glob", "path", &["pattern"]),
+            ("Grep", "path", &["glob"]),
+            ("LS", "path", &[]),
+        ];
+        for (tool, field, extra) in tools {
             kinds.insert(
                 tool.to_owned(),
-                ArgumentKind::path(["file_path", "notebook_path", "path"]),
+                ArgumentKind::path(field, others(field, extra)),
             );
         }
         kinds.insert("WebFetch".to_owned(), ArgumentKind::url("url"));
@@ -220,6 +243,10 @@ const SHELL_OPERATORS: &[char] = &[
     ';', '&', '|', '`', '$', '(', ')', '<', '>', '\\', '\n', '\r',
 ];
 
+/// Characters the shell expands into other words (globs, braces, the home directory) or
+/// that start a comment: never in an entry, so an entry runs what it reads.
+const SHELL_EXPANSIONS: &[char] = &['?', '[', ']', '{', '}', '~', '#'];
+
 impl ToolPattern {
     /// Parses one entry (`Read`, `Bash(git log:*)`, `Write(src/**)`, `mcp__server__tool`,
     /// `mcp__server__*`, `WebFetch(domain:docs.rs)`).
@@ -304,10 +331,18 @@ impl ToolPattern {
                                 }
                             })
                     }
-                    (Grant::Path(glob), Some(ArgumentKind::Path { fields })) => {
-                        let path = fields.iter().find_map(|f| string_field(&call.input, f));
-                        path.and_then(|p| normalize_call_path(p, workspace))
-                            .is_some_and(|segments| glob_matches(glob, &segments))
+                    (Grant::Path(glob), Some(ArgumentKind::Path { field, confined })) => {
+                        let inside = |f: &String| match call.input.get(f) {
+                            None => true,
+                            Some(value) => value
+                                .as_str()
+                                .and_then(|p| normalize_call_path(p, workspace))
+                                .is_some(),
+                        };
+                        confined.iter().all(inside)
+                            && string_field(&call.input, field)
+                                .and_then(|p| normalize_call_path(p, workspace))
+                                .is_some_and(|segments| glob_matches(glob, &segments))
                     }
                     (Grant::Domain { host, subdomains }, Some(ArgumentKind::Url { field })) => {
                         string_field(&call.input, field)
@@ -397,11 +432,28 @@ fn command_grant(inner: &str) -> Result<Grant, String> {
                 .into(),
         );
     }
+    if body.contains(SHELL_EXPANSIONS) {
+        return Err(
+            "glob, brace, tilde and comment characters (`? [ ] { } ~ #`) would make the shell run something other than the entry reads"
+                .into(),
+        );
+    }
+    if prefix && body.contains(['\'', '"']) {
+        return Err("a prefix entry cannot hold quotes (the call could close them)".into());
+    }
     let words: Vec<String> = split_words(body).map(str::to_owned).collect();
-    if words.is_empty() {
+    let Some(program) = words.first() else {
         return Err(
             "an empty command would allow every command; write the bare tool name for that".into(),
         );
+    };
+    if !program
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '+' | '-'))
+    {
+        return Err(format!(
+            "`{program}` is not a program name (an assignment or quoting would change what runs)"
+        ));
     }
     Ok(Grant::Command { words, prefix })
 }
@@ -522,7 +574,11 @@ fn glob_matches(glob: &[Segment], path: &[String]) -> bool {
     for i in 1..=m {
         for j in 0..=n {
             reach[i][j] = match &glob[i - 1] {
-                Segment::AnyDepth => reach[i - 1][j] || (j > 0 && reach[i][j - 1]),
+                // `**` never descends into hidden directories (`.git`, `.ssh`): like `*`, it
+                // sweeps in only what does not start with a dot.
+                Segment::AnyDepth => {
+                    reach[i - 1][j] || (j > 0 && reach[i][j - 1] && !path[j - 1].starts_with('.'))
+                }
                 Segment::Glob(pattern) => {
                     j > 0 && reach[i - 1][j - 1] && segment_matches(pattern, &path[j - 1])
                 }

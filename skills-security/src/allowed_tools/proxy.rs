@@ -82,9 +82,11 @@ pub enum ToolCallOutcome {
         /// Why it was allowed.
         reasons: Vec<String>,
     },
-    /// A person must approve this call first; call again with their [`StepApproval`] for
-    /// this call id.
+    /// A person must approve this call first; call again with the same id and input and
+    /// their `StepApproval::new(approval_id, who)`.
     NeedsApproval {
+        /// What the approval must name: the call id bound to the tool and its input.
+        approval_id: String,
         /// Why.
         reason: String,
         /// The answers to offer.
@@ -184,6 +186,7 @@ impl GatedTools {
                 ..
             } => {
                 return Ok(ToolCallOutcome::NeedsApproval {
+                    approval_id: request.approval_id(),
                     reason,
                     options,
                     approver_roles,

@@ -664,7 +664,7 @@ impl PolicyGate {
         approval: Option<&StepApproval>,
         resolved: &ResolvedPermissions,
     ) -> Result<Option<String>, GateError> {
-        let roles = &resolved.approver_roles.value;
+        let sets = resolved.approver_role_sets();
         Ok(match approval {
             None => None,
             Some(a) if a.approved_by == principal.user && !resolved.self_approval.value => {
@@ -673,17 +673,18 @@ impl PolicyGate {
                     a.approved_by
                 ))
             }
-            Some(_) if roles.is_empty() => None,
+            Some(_) if sets.is_empty() => None,
             Some(a) => {
                 let held = self
                     .approvers
                     .roles(&principal.tenant, &a.approved_by)
                     .await?;
-                (!held.iter().any(|r| roles.contains(r))).then(|| {
+                (!resolved.approver_qualifies(&held)).then(|| {
+                    let wanted: Vec<String> = sets.iter().map(|set| set.join(" or ")).collect();
                     format!(
-                        "{} holds none of the approver roles ({})",
+                        "{} does not hold the approver roles ({})",
                         a.approved_by,
-                        roles.join(", ")
+                        wanted.join("; and ")
                     )
                 })
             }

@@ -7,10 +7,16 @@
 //! an unlisted call is refused under [`AllowedToolsMode::Restrict`]; a listed call of a
 //! non-community skill (or any skill, when the host pre-approves community lists), on a
 //! skill no rule requires approval for, is allowed without asking; everything else needs
-//! an approval for this call (by someone other than the requester when a rule asks, and
-//! with one of its roles). Allowed calls count against the tool rate limits, if any.
+//! an approval naming this call's [`approval_id`](ToolCallRequest::approval_id) (the call id
+//! bound to the tool and its exact input), used once, by someone other than the requester
+//! when a rule asks, holding one of each of its role lists. Allowed calls count against the
+//! tool rate limits, if any.
 
-use serde_json::Value;
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use skills_store_traits::TenantId;
 use skills_store_traits::audit::{AuditEntry, AuditRecord};
 
 use super::{
@@ -21,12 +27,40 @@ use crate::audit::{PolicyFlag, canonical_json, error_text, sha256_hex};
 use crate::permissions::{Principal, RateCheck, RateKey, RateLimit};
 use crate::trust::TrustLevel;
 
-/// How a gate treats tool calls (host settings).
+/// How a gate treats tool calls (host settings), and the approvals already used.
 #[derive(Debug, Clone, Default)]
 pub(super) struct ToolCallSettings {
     mode: AllowedToolsMode,
     pre_approve_community: bool,
     limits: Vec<RateLimit>,
+    used: Arc<Mutex<UsedApprovals>>,
+}
+
+/// How many used tool-call approvals a gate remembers (the oldest are forgotten first).
+const REMEMBERED_APPROVALS: usize = 65_536;
+
+/// Tool-call approvals already used, per tenant: an approval is for one call, once.
+#[derive(Debug, Default)]
+struct UsedApprovals {
+    set: HashSet<(TenantId, String)>,
+    order: VecDeque<(TenantId, String)>,
+}
+
+impl UsedApprovals {
+    /// Records `id` as used; false when it already was.
+    fn consume(&mut self, tenant: &TenantId, id: &str) -> bool {
+        let key = (tenant.clone(), id.to_owned());
+        if !self.set.insert(key.clone()) {
+            return false;
+        }
+        self.order.push_back(key);
+        if self.order.len() > REMEMBERED_APPROVALS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.set.remove(&old);
+        }
+        true
+    }
 }
 
 /// One tool call to decide: who, which active skill, the call and its id.
@@ -81,6 +115,14 @@ impl ToolCallRequest {
     /// SHA-256 of the call's input as canonical JSON.
     pub(crate) fn input_hash(&self) -> String {
         hash_json(&self.call.input)
+    }
+
+    /// What a person's approval of this call must name (`StepApproval::new(id, who)`): the
+    /// call id bound to the tool and its exact input, so an approval of one command never
+    /// covers another sent under the same id. A gate accepts each approval once.
+    pub fn approval_id(&self) -> String {
+        let call = json!({"tool": self.call.name, "input": self.call.input});
+        format!("{}@{}", self.call_id, hash_json(&call))
     }
 }
 
@@ -231,13 +273,13 @@ impl PolicyGate {
             return Ok(rate_denial(limit, retry_at));
         }
         if let Some(a) = &request.approval
-            && a.execution != request.call_id
+            && a.execution != request.approval_id()
         {
             return Ok(Decision::deny(
                 DenyCode::ApprovalMismatch,
                 format!(
-                    "the approval is for `{}`, not the call `{}`",
-                    a.execution, request.call_id
+                    "the approval is for another call than `{}` with this input",
+                    request.call_id
                 ),
                 None,
             ));
@@ -272,9 +314,27 @@ impl PolicyGate {
             None
         };
         match (&request.approval, problem) {
-            (Some(a), None) => Ok(Decision::Allow {
-                reasons: vec![format!("{ask_reason}; approved by {}", a.approved_by)],
-            }),
+            (Some(a), None) => {
+                let fresh = self
+                    .tools
+                    .used
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .consume(&request.principal.tenant, &a.execution);
+                if !fresh {
+                    return Ok(Decision::deny(
+                        DenyCode::ApprovalMismatch,
+                        format!(
+                            "the approval of call `{}` was already used: it is for one call",
+                            request.call_id
+                        ),
+                        None,
+                    ));
+                }
+                Ok(Decision::Allow {
+                    reasons: vec![format!("{ask_reason}; approved by {}", a.approved_by)],
+                })
+            }
             (_, problem) => Ok(Decision::AskApproval {
                 reason: match problem {
                     Some(problem) => format!("{ask_reason}: {problem}"),

@@ -26,6 +26,11 @@
 //! (The [gate](crate::gate) narrows the execute default: a community skill runs only where a
 //! rule sets `can_execute`.)
 //!
+//! Approver roles are the exception to "one value decides": an approver must hold one role
+//! of every list that binds (each rule's at the most specific scope naming any under
+//! `MostSpecific`, every scope's under `Narrowing`), so no rule can swap in an easier
+//! approver; see [`ResolvedPermissions::approver_qualifies`].
+//!
 //! A tool is decided per scope from the most specific: denied there (in `denied_tools`) →
 //! denied; listed in an `allowed_tools` there → allowed; an `allowed_tools` there that does
 //! not list it → denied; otherwise the next scope decides. Under `Narrowing` any scope
@@ -379,12 +384,29 @@ pub struct ResolvedPermissions {
     pub approver_roles: Resolved<Vec<String>>,
     /// Whether the requester may approve their own step.
     pub self_approval: Resolved<bool>,
+    /// Every role list an approver must satisfy (one role of each): under
+    /// `Merge::MostSpecific` the lists of the most specific scope that names any, under
+    /// `Merge::Narrowing` those of every scope; empty lists narrow nothing.
+    approver_role_sets: Vec<Vec<String>>,
     merge: Merge,
     /// Most specific level first.
     tools: Vec<ToolLevel>,
 }
 
 impl ResolvedPermissions {
+    /// The role lists an approver must each hold one role of (empty: anyone but the
+    /// requester, unless self-approval is allowed).
+    pub fn approver_role_sets(&self) -> &[Vec<String>] {
+        &self.approver_role_sets
+    }
+
+    /// Whether someone holding `held` satisfies every role list.
+    pub fn approver_qualifies(&self, held: &[String]) -> bool {
+        self.approver_role_sets
+            .iter()
+            .all(|set| set.iter().any(|role| held.contains(role)))
+    }
+
     /// Whether `tool` may be used, and the rule that said so (`None`: no rule restricts it).
     pub fn tool(&self, tool: &str) -> Resolved<bool> {
         let deny = |rule: &str| Resolved {
@@ -485,9 +507,31 @@ pub fn resolve(
             |a: &bool, b: &bool| !*a && *b,
             false,
         ),
+        approver_role_sets: role_sets(&groups, merge),
         merge,
         tools,
     }
+}
+
+/// Every non-empty approver-role list that binds: each deciding rule's (all scopes under
+/// `Narrowing`, the most specific scope naming any under `MostSpecific`), without repeats.
+fn role_sets(groups: &[Vec<&PermissionRule>], merge: Merge) -> Vec<Vec<String>> {
+    let mut sets: Vec<Vec<String>> = Vec::new();
+    for group in groups {
+        let mut named = false;
+        for rule in group {
+            if let Some(roles) = &rule.approver_roles {
+                named = true;
+                if !roles.is_empty() && !sets.contains(roles) {
+                    sets.push(roles.clone());
+                }
+            }
+        }
+        if merge == Merge::MostSpecific && named {
+            break;
+        }
+    }
+    sets
 }
 
 /// One field: the strictest value among the deciding rules (`stricter(a, b)`: `a` is

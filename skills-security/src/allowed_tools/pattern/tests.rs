@@ -144,6 +144,58 @@ fn entries_cover_exactly_what_they_say() {
             ToolCall::new("Grep", json!({"pattern": "x", "path": "src"})),
             true,
         ),
+        // Each tool's own path field decides; every other path field must stay inside too.
+        (
+            "NotebookEdit(notebooks/**)",
+            ToolCall::new(
+                "NotebookEdit",
+                json!({"file_path": "notebooks/a.ipynb", "notebook_path": "../../home/alice/.bashrc"}),
+            ),
+            false,
+        ),
+        (
+            "NotebookEdit(notebooks/**)",
+            ToolCall::new(
+                "NotebookEdit",
+                json!({"notebook_path": "notebooks/a.ipynb"}),
+            ),
+            true,
+        ),
+        (
+            "Read(src/**)",
+            ToolCall::new("Read", json!({"file_path": {"x": 1}, "path": "src/a.rs"})),
+            false,
+        ),
+        (
+            "Grep(src/**)",
+            ToolCall::new("Grep", json!({"file_path": "src/a.rs", "path": "/"})),
+            false,
+        ),
+        (
+            "Grep(src/**)",
+            ToolCall::new("Grep", json!({"path": "src", "file_path": "/etc/passwd"})),
+            false,
+        ),
+        (
+            "Glob(src/**)",
+            ToolCall::new(
+                "Glob",
+                json!({"path": "src", "pattern": "../../../home/*/.ssh/*"}),
+            ),
+            false,
+        ),
+        (
+            "Glob(src/**)",
+            ToolCall::new("Glob", json!({"path": "src", "pattern": "**/*.rs"})),
+            true,
+        ),
+        // Hidden directories are never swept in by `**` (or `*`).
+        (
+            "Write(src/**)",
+            file("Write", "src/.git/hooks/pre-commit"),
+            false,
+        ),
+        ("Write(src/.git/**)", file("Write", "src/.git/config"), true),
         // URLs by host.
         (
             "WebFetch(domain:docs.rs)",
@@ -227,6 +279,15 @@ fn hostile_and_malformed_entries_are_refused() {
         "Bash(ls > /tmp/x)",
         "Bash(cat x | sh)",
         "Bash(echo (a))",
+        "Bash(/???/?h:*)",
+        "Bash({rm,-rf,~})",
+        "Bash(ls [ab]x)",
+        "Bash(cat ~/.ssh/id_rsa)",
+        "Bash(git log #:*)",
+        "Bash(A=1:*)",
+        "Bash(PATH=/tmp/evil git:*)",
+        "Bash('sh':*)",
+        "Bash(echo ':*)",
         "Bash(a)(b)",
         "Bash((a)",
         "Bash(a))",
