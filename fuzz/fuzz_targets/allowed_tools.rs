@@ -40,7 +40,10 @@ fuzz_target!(|data: &[u8]| {
     for refused in policy.refused() {
         assert!(!refused.reason.is_empty());
     }
-    let input = json!({ "command": argument, "file_path": argument, "url": argument });
+    let input = json!({
+        "command": argument, "file_path": argument, "notebook_path": argument, "path": argument,
+        "url": argument,
+    });
     let call = ToolCall::new(tool, input);
     if let Some(entry) = policy.listing(&call) {
         if !entry.contains('(') {
