@@ -1,4 +1,4 @@
-//! Benchmarks loading and validating the real-skills corpus (`tests/fixtures/real-skills`,
+//! Benchmarks loading and validating the real-skills corpus (`../shared/corpus/real-skills`,
 //! 36 skills in 3 collections).
 //!
 //! Groups (each reports throughput in skills per second, `Throughput::Elements(36)`):
@@ -28,7 +28,8 @@ use skills::core::{
 
 /// The corpus root.
 fn corpus_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-skills")
+    // Third-party skills stay out of the repository: the shared corpus lies beside it.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real-skills")
 }
 
 /// Every skill directory in the corpus (`<root>/<collection>/<skill>/SKILL.md`), sorted.

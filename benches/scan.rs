@@ -1,6 +1,6 @@
 //! Benchmarks the static skill scanner on the real-skills corpus: the 36 published skills
-//! of `../shared/corpus/real-skills` (or the same copy in `tests/fixtures/real-skills`;
-//! `examples/skills` when neither exists).
+//! of `../shared/corpus/real-skills` beside the repository (`examples/skills` when it is
+//! missing).
 //!
 //! Groups (throughput in skills per second):
 //!
@@ -26,7 +26,6 @@ fn corpus_root() -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     [
         repo.join("../shared/corpus/real-skills"),
-        repo.join("tests/fixtures/real-skills"),
         repo.join("examples/skills"),
     ]
     .into_iter()

@@ -181,7 +181,8 @@ mod tests {
     use super::*;
 
     const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
-    const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real-skills");
+    /// The shared corpus beside the repository (third-party skills stay out of it).
+    const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/real-skills");
 
     fn call(args: &[&str]) -> (u8, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());

@@ -1,5 +1,5 @@
-//! The 36 published skills in `tests/fixtures/real-skills/` (copied from three public
-//! collections): every one loads in the Lenient profile, and the Spec profile gives the
+//! The 36 published skills in `../shared/corpus/real-skills/` (from three public
+//! collections, kept beside the repository): every one loads in the Lenient profile, and the Spec profile gives the
 //! reference validator's verdicts (skills-ref 0.1.1: 35 valid, `claude-api` invalid for its
 //! 1068-character description).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -11,8 +11,6 @@ use std::path::Path;
 
 use common::{lenient, spec};
 use skills::core::{Severity, load_path, load_skill_dir};
-
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real-skills");
 
 /// Every skill and the reference validator's verdict on it.
 const REFERENCE_VERDICTS: &[(&str, bool)] = &[
@@ -55,7 +53,7 @@ const REFERENCE_VERDICTS: &[(&str, bool)] = &[
 ];
 
 fn relative(path: &Path) -> String {
-    path.strip_prefix(CORPUS)
+    path.strip_prefix(common::real_skills())
         .unwrap()
         .to_string_lossy()
         .replace('\\', "/")
@@ -63,7 +61,7 @@ fn relative(path: &Path) -> String {
 
 #[test]
 fn discovery_finds_exactly_the_36_skills_in_a_stable_order() {
-    let report = load_path(Path::new(CORPUS), &lenient());
+    let report = load_path(common::real_skills().as_path(), &lenient());
     assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
     let found: Vec<String> = report.reports.iter().map(|r| relative(&r.path)).collect();
     let expected: Vec<String> = REFERENCE_VERDICTS
@@ -71,7 +69,7 @@ fn discovery_finds_exactly_the_36_skills_in_a_stable_order() {
         .map(|(p, _)| (*p).to_owned())
         .collect();
     assert_eq!(found, expected);
-    let again: Vec<String> = load_path(Path::new(CORPUS), &lenient())
+    let again: Vec<String> = load_path(common::real_skills().as_path(), &lenient())
         .reports
         .iter()
         .map(|r| relative(&r.path))
@@ -81,7 +79,7 @@ fn discovery_finds_exactly_the_36_skills_in_a_stable_order() {
 
 #[test]
 fn all_36_load_in_the_lenient_profile() {
-    let report = load_path(Path::new(CORPUS), &lenient());
+    let report = load_path(common::real_skills().as_path(), &lenient());
     assert_eq!(report.skills().count(), 36);
     for skill in &report.reports {
         let errors: Vec<_> = skill.diagnostics.iter().filter(|d| d.is_error()).collect();
@@ -104,7 +102,7 @@ fn all_36_load_in_the_lenient_profile() {
 
 #[test]
 fn spec_profile_gives_the_reference_verdicts() {
-    let verdicts: BTreeMap<String, bool> = load_path(Path::new(CORPUS), &spec())
+    let verdicts: BTreeMap<String, bool> = load_path(common::real_skills().as_path(), &spec())
         .reports
         .iter()
         .map(|r| (relative(&r.path), r.is_valid()))
@@ -119,7 +117,9 @@ fn spec_profile_gives_the_reference_verdicts() {
 #[test]
 fn claude_api_fails_spec_for_its_description_alone() {
     let report = load_skill_dir(
-        &Path::new(CORPUS).join("anthropics-skills/claude-api"),
+        &common::real_skills()
+            .as_path()
+            .join("anthropics-skills/claude-api"),
         &spec(),
     );
     let errors: Vec<_> = report
@@ -137,7 +137,7 @@ fn the_only_warnings_are_the_documented_size_and_length_ones() {
     // 1068 characters and it ships one file over the 100 KB per-file limit. The body token
     // estimate (characters / 4) flags the four longest bodies.
     let mut warnings: Vec<(String, &'static str)> = Vec::new();
-    let report = load_path(Path::new(CORPUS), &lenient());
+    let report = load_path(common::real_skills().as_path(), &lenient());
     for skill in &report.reports {
         for d in &skill.diagnostics {
             warnings.push((relative(&skill.path), d.code()));
@@ -170,7 +170,7 @@ fn the_only_warnings_are_the_documented_size_and_length_ones() {
 #[test]
 fn every_skill_round_trips_through_to_markdown() {
     use skills::core::{ParseOptions, Profile, SkillMd};
-    for skill in load_path(Path::new(CORPUS), &lenient()).skills() {
+    for skill in load_path(common::real_skills().as_path(), &lenient()).skills() {
         let doc = skill.skill_md().unwrap();
         let text = doc.to_markdown();
         let again = SkillMd::parse_str(
@@ -186,11 +186,11 @@ fn every_skill_round_trips_through_to_markdown() {
 
 #[test]
 fn digests_are_stable_and_distinct() {
-    let first: Vec<String> = load_path(Path::new(CORPUS), &lenient())
+    let first: Vec<String> = load_path(common::real_skills().as_path(), &lenient())
         .skills()
         .map(|s| s.digest().to_owned())
         .collect();
-    let second: Vec<String> = load_path(Path::new(CORPUS), &lenient())
+    let second: Vec<String> = load_path(common::real_skills().as_path(), &lenient())
         .skills()
         .map(|s| s.digest().to_owned())
         .collect();

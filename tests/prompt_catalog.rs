@@ -2,6 +2,8 @@
 //! Skills section with its caps and budget, `use_skill`, `read_skill_file` and activation.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -21,11 +23,10 @@ use skills::core::{Discovery, LoadOptions, Profile};
 use skills::store::in_memory::InMemorySkillStore;
 use skills::store::{NewAssignment, NewSkill, SkillSourceKind, SkillStore, TenantId};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real-skills");
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
 
 fn corpus_skills() -> Vec<skills::core::Skill> {
-    let root = fs::canonicalize(CORPUS).unwrap();
+    let root = common::real_skills();
     let mut dirs: Vec<PathBuf> = Vec::new();
     for collection in fs::read_dir(&root).unwrap() {
         let collection = collection.unwrap().path();
@@ -43,7 +44,7 @@ fn corpus_skills() -> Vec<skills::core::Skill> {
 
 #[test]
 fn catalog_xml_is_byte_identical_to_the_reference_to_prompt() {
-    let root = fs::canonicalize(CORPUS).unwrap();
+    let root = common::real_skills();
     let expected = fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/to-prompt/real-skills.xml"

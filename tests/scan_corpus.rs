@@ -11,11 +11,18 @@ use std::path::{Path, PathBuf};
 
 use skills::security::scan::{ScanFile, ScanReport, Scanner, Verdict};
 
+/// The shared corpora beside the repository. Missing, the test fails under `CI=true` (it
+/// must never pass there without its corpus) and is skipped with a notice elsewhere.
 fn corpus_root() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    root.join("malicious-skills/labels.csv")
-        .is_file()
-        .then_some(root)
+    let found = root.join("malicious-skills/labels.csv").is_file();
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(
+        found || !ci,
+        "{} is missing under CI=true: the scanner's corpus test cannot run",
+        root.display()
+    );
+    found.then_some(root)
 }
 
 #[derive(Default, Clone, Copy)]

@@ -3,7 +3,7 @@
 
 The workload matches the Rust bench `validate_like_reference/spec` in
 benches/load_corpus.rs: for each of the 36 skill directories under
-tests/fixtures/real-skills/<collection>/<skill>/, read SKILL.md, parse the
+../shared/corpus/real-skills/<collection>/<skill>/, read SKILL.md, parse the
 frontmatter and validate it (skills_ref.validator.validate(dir), in-process).
 
 Also times the CLI (`agentskills validate <dir>`, one subprocess per skill)
@@ -29,7 +29,7 @@ from pathlib import Path
 from skills_ref.validator import validate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CORPUS = REPO_ROOT / "tests" / "fixtures" / "real-skills"
+CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "real-skills"
 
 
 def skill_dirs(root: Path) -> list[Path]:
