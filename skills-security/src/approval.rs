@@ -1,5 +1,6 @@
 //! Human approval of skill scripts (seed 004 AD-6, AD-7): `yes_once`, `yes_in_session`,
-//! `no`.
+//! `no`, through the host's [`ApprovalChannel`]: a callback, or [`OptionChannel`] over the
+//! [option runtime](crate::hitl), which any task (a web handler, a chat bot) answers.
 //!
 //! Threat: a script running without a person saying yes; an approval screen that a skill's
 //! own text manipulates (escape sequences, bidi overrides, a fake prompt in a path or an
@@ -19,7 +20,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use crate::hitl::{OptionRequest, OptionRuntime};
 use crate::sandbox::neutralize;
+use crate::time::{ThreadTimer, Timer, timeout};
 use crate::trust::TrustLevel;
 
 /// The three answers (seed 004 AD-7).
@@ -201,10 +204,85 @@ impl ApprovalDecision {
 
 type CacheKey = (String, String, String, String);
 
-/// The approval gate: a channel, a timeout, and the `yes_in_session` cache.
+/// Asks a person through an [`OptionRuntime`]: each approval becomes a
+/// `hitl-option-request` (seed 004's three options, default `no`, the request itself as the
+/// event's context) that any task can answer with `OptionRuntime::submit`. The runtime's
+/// own timeout is left to [`Approvals`] (whose timeout ends the wait and expires the
+/// request).
+///
+/// ```
+/// use std::sync::Arc;
+/// use skills_security::approval::{ApprovalDecision, ApprovalRequest, Approvals, OptionChannel, SessionScope};
+/// use skills_security::hitl::OptionRuntime;
+/// use skills_security::time::ThreadTimer;
+/// use skills_security::TrustLevel;
+///
+/// # futures::executor::block_on(async {
+/// let runtime = Arc::new(OptionRuntime::new(Arc::new(ThreadTimer::new())));
+/// let approvals = Approvals::new(Arc::new(OptionChannel::new(runtime.clone())));
+/// let request = ApprovalRequest::new(
+///     SessionScope::new("acme", "chat-1"), "report", TrustLevel::User,
+///     "/skills/report/scripts/build.sh", "scripts/build.sh", "9f86d0", "bash", &[], &[],
+/// );
+/// // The UI (another task) sees the pending request and answers it.
+/// let ui = async {
+///     loop {
+///         if let Some(event) = runtime.pending("acme").first() {
+///             return runtime.submit("acme", &event.request_id, "yes_once", Some("alice"));
+///         }
+///         futures::future::ready(()).await;
+///     }
+/// };
+/// let (decision, answered) = futures::join!(approvals.decide(&request), ui);
+/// answered.unwrap();
+/// assert_eq!(decision, ApprovalDecision::ApprovedOnce);
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct OptionChannel {
+    runtime: Arc<OptionRuntime>,
+}
+
+impl OptionChannel {
+    /// Asks through `runtime`.
+    pub fn new(runtime: Arc<OptionRuntime>) -> OptionChannel {
+        OptionChannel { runtime }
+    }
+}
+
+#[async_trait]
+impl ApprovalChannel for OptionChannel {
+    async fn ask(&self, request: &ApprovalRequest) -> Option<ApprovalOption> {
+        let mut message = format!(
+            "{} ({} trust) wants to run {} with {}",
+            request.skill, request.trust, request.script, request.interpreter
+        );
+        if !request.argv.is_empty() {
+            message.push_str(&format!(" {}", request.argv.join(" ")));
+        }
+        message.push_str(&format!("; sha256 {}", request.sha256));
+        for finding in &request.findings {
+            message.push_str(&format!("\nScanner: {finding}"));
+        }
+        let question = OptionRequest::approval(
+            request.scope.world.clone(),
+            format!("Run {} of skill {}?", request.script, request.skill),
+            message,
+        )
+        // Approvals' own timeout ends the wait first; this only bounds a lost future.
+        .timeout(Duration::from_secs(24 * 3_600))
+        .context(serde_json::to_value(request).unwrap_or(serde_json::Value::Null));
+        let answer = self.runtime.request(question).await.ok()?;
+        ApprovalOption::parse(&answer.option)
+    }
+}
+
+/// The approval gate: a channel, a timeout (on the host's [`Timer`]), and the
+/// `yes_in_session` cache.
 pub struct Approvals {
     channel: Option<Arc<dyn ApprovalChannel>>,
     timeout: Duration,
+    timer: Arc<dyn Timer>,
     session: Mutex<HashSet<CacheKey>>,
 }
 
@@ -226,6 +304,7 @@ impl Approvals {
         Approvals {
             channel: Some(channel),
             timeout: DEFAULT_APPROVAL_TIMEOUT,
+            timer: Arc::new(ThreadTimer::new()),
             session: Mutex::new(HashSet::new()),
         }
     }
@@ -235,6 +314,7 @@ impl Approvals {
         Approvals {
             channel: None,
             timeout: DEFAULT_APPROVAL_TIMEOUT,
+            timer: Arc::new(ThreadTimer::new()),
             session: Mutex::new(HashSet::new()),
         }
     }
@@ -242,6 +322,13 @@ impl Approvals {
     /// Sets the answer timeout (falls back to no).
     pub fn timeout(mut self, timeout: Duration) -> Approvals {
         self.timeout = timeout;
+        self
+    }
+
+    /// Measures the timeout on `timer` (default [`ThreadTimer`]; a tokio host may pass its
+    /// own). No runtime is required either way.
+    pub fn timer(mut self, timer: Arc<dyn Timer>) -> Approvals {
+        self.timer = timer;
         self
     }
 
@@ -263,12 +350,12 @@ impl Approvals {
         let Some(channel) = &self.channel else {
             return ApprovalDecision::NoChannel;
         };
-        match tokio::time::timeout(self.timeout, channel.ask(request)).await {
-            Err(_) => ApprovalDecision::TimedOut,
-            Ok(None) => ApprovalDecision::NoChannel,
-            Ok(Some(ApprovalOption::No)) => ApprovalDecision::Declined,
-            Ok(Some(ApprovalOption::YesOnce)) => ApprovalDecision::ApprovedOnce,
-            Ok(Some(ApprovalOption::YesInSession)) => {
+        match timeout(self.timer.as_ref(), self.timeout, channel.ask(request)).await {
+            None => ApprovalDecision::TimedOut,
+            Some(None) => ApprovalDecision::NoChannel,
+            Some(Some(ApprovalOption::No)) => ApprovalDecision::Declined,
+            Some(Some(ApprovalOption::YesOnce)) => ApprovalDecision::ApprovedOnce,
+            Some(Some(ApprovalOption::YesInSession)) => {
                 if let Ok(mut s) = self.session.lock() {
                     s.insert(key);
                 }

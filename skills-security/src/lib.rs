@@ -86,11 +86,13 @@ pub mod classify;
 pub mod detect;
 mod error;
 pub mod gate;
+pub mod hitl;
 pub mod load_skill;
 pub mod permissions;
 pub mod sandbox;
 pub mod sanitize;
 pub mod scan;
+pub mod time;
 pub mod trust;
 
 pub use approval::{

@@ -164,8 +164,8 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Who approves scripts. Without it no script is approved, so none runs. (Approvals
-    /// with a channel time out through tokio: run such executions on a tokio runtime.)
+    /// Who approves scripts. Without it no script is approved, so none runs. (Approval
+    /// timeouts run on the `Approvals`' own timer: no runtime is needed.)
     pub fn script_approvals(mut self, approvals: Arc<Approvals>) -> Self {
         self.parts.approvals = Some(approvals);
         self
