@@ -3,13 +3,14 @@
 //!
 //! ```text
 //! cargo run --example run_script -- --skill DIR --script REL [--trust core|verified|user|community]
-//!     [--approve yes_once|yes_in_session|no] [--timeout SECS] [-- ARGS...]
+//!     [--approve yes_once|yes_in_session|no] [--timeout SECS] [--input FILE]... [-- ARGS...]
 //! ```
 //!
 //! Only a script the skill's `SKILL.md` references runs (seed 004); the approval answer is
 //! given on the command line (the default is `no`, the safe non-interactive answer); the
 //! sandbox configuration is seed 000's for the trust level (default `community`), with the
-//! wall-clock limit replaced by `--timeout`. The JSON has the status, the exit code or
+//! wall-clock limit replaced by `--timeout`. Each `--input FILE` is staged read-only at
+//! `inputs/<file name>` in the script's working directory. The JSON has the status, the exit code or
 //! signal, the limit hit, the isolation tier, the script's SHA-256, stdout and stderr as
 //! neutralised text with their truncated flags, and the duration. Exit 0 when the script
 //! ran and succeeded, 1 otherwise, 2 for usage errors.
@@ -21,12 +22,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use skills::core::{LoadOptions, load_skill_dir};
+use skills::security::sandbox::InputFile;
 use skills::security::{
-    ApprovalOption, Approvals, NonInteractive, Outcome, ProcessSandbox, SandboxConfig,
+    ApprovalOption, Approvals, NonInteractive, Outcome, ProcessSandbox, SandboxConfig, ScriptInput,
     ScriptReport, ScriptRunner, SessionScope, Status, TrustLevel,
 };
 
-const USAGE: &str = "usage: run_script --skill DIR --script REL [--trust core|verified|user|community] [--approve yes_once|yes_in_session|no] [--timeout SECS] [-- ARGS...]";
+const USAGE: &str = "usage: run_script --skill DIR --script REL [--trust core|verified|user|community] [--approve yes_once|yes_in_session|no] [--timeout SECS] [--input FILE]... [-- ARGS...]";
 
 struct Args {
     skill: PathBuf,
@@ -34,6 +36,7 @@ struct Args {
     trust: TrustLevel,
     approve: ApprovalOption,
     timeout: Option<Duration>,
+    inputs: Vec<PathBuf>,
     args: Vec<String>,
 }
 
@@ -43,6 +46,7 @@ fn parse(args: Vec<String>) -> Option<Args> {
     let mut trust = TrustLevel::Community;
     let mut approve = ApprovalOption::No;
     let mut timeout = None;
+    let mut inputs = Vec::new();
     let mut rest = Vec::new();
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
@@ -66,6 +70,7 @@ fn parse(args: Vec<String>) -> Option<Args> {
                 }
                 timeout = Some(Duration::from_secs_f64(secs));
             }
+            "--input" => inputs.push(PathBuf::from(iter.next()?)),
             "--" => {
                 rest.extend(iter.by_ref());
             }
@@ -78,6 +83,7 @@ fn parse(args: Vec<String>) -> Option<Args> {
         trust,
         approve,
         timeout,
+        inputs,
         args: rest,
     })
 }
@@ -131,6 +137,19 @@ async fn execute(args: &Args) -> Value {
         Some(timeout) => SandboxConfig::for_trust(args.trust).with_timeout(timeout),
         None => SandboxConfig::for_trust(args.trust),
     };
+    let mut input = ScriptInput::new().args(args.args.iter().cloned());
+    for path in &args.inputs {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match std::fs::read(path) {
+            Ok(bytes) => input = input.file(InputFile::new(name, bytes)),
+            Err(e) => {
+                return json!({"status": "invalid_input", "problems": [format!("{}: {e}", path.display())]});
+            }
+        }
+    }
     let scratch = std::env::temp_dir();
     let runner = ScriptRunner::new(
         &sandbox,
@@ -147,7 +166,7 @@ async fn execute(args: &Args) -> Value {
             &instructions,
             &files,
             &args.script,
-            &args.args,
+            &input,
         )
         .await
     {

@@ -10,7 +10,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use skills::catalog::Resolver;
 use skills::catalog::agent_tools::SkillFileReader;
-use skills::security::sandbox::{ProcessSandbox, SandboxConfig, ScriptedSandbox};
+use skills::security::load_skill::ScriptInput;
+use skills::security::sandbox::{
+    InputFile, MAX_STDIN_BYTES, ProcessSandbox, SandboxConfig, ScriptedSandbox,
+};
 use skills::security::{
     ApprovalChannel, ApprovalDecision, ApprovalOption, ApprovalRequest, Approvals, NonInteractive,
     ScriptRunner, SessionScope, TrustLevel,
@@ -133,12 +136,15 @@ async fn approved_referenced_scripts_run_in_the_sandbox_and_render_in_order() {
     assert!(r.find("scripts/a.sh").unwrap() < r.find("scripts/b.sh\" status").unwrap());
     assert!(r.contains("the guide"));
     assert!(!r.contains("SHOULD-NOT-RUN") && !r.contains("unreferenced.sh"));
-    assert_eq!(channel.asked.load(Ordering::SeqCst), 2);
+    // One question for the call, listing every script it runs with its digest.
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 1);
     let seen = channel.seen.lock().unwrap();
-    assert_eq!(seen[0].script, "scripts/a.sh");
-    assert_eq!(seen[0].interpreter, "bash --noprofile --norc");
-    assert_eq!(seen[0].sha256.len(), 64);
-    assert!(seen[0].path.ends_with("/report/scripts/a.sh"));
+    let listed: Vec<&str> = seen[0].scripts.iter().map(|s| s.script.as_str()).collect();
+    assert_eq!(listed, ["scripts/a.sh", "scripts/b.sh"]);
+    assert_eq!(seen[0].scripts[0].interpreter, "bash --noprofile --norc");
+    assert!(seen[0].scripts.iter().all(|s| s.sha256.len() == 64));
+    assert!(seen[0].scripts[0].path.ends_with("/report/scripts/a.sh"));
+    assert_eq!(loaded.approval, Some(ApprovalDecision::ApprovedOnce));
     let a = &loaded.scripts["scripts/a.sh"];
     assert_eq!(a.decision, Some(ApprovalDecision::ApprovedOnce));
     assert!(a.outcome.as_ref().unwrap().tier.is_some());
@@ -163,8 +169,8 @@ async fn yes_in_session_is_cached_per_chat_and_script_hash() {
     chat1.load_skill(&res, &reader, "report", None).await;
     assert_eq!(
         channel.asked.load(Ordering::SeqCst),
-        2,
-        "asked once per script"
+        1,
+        "asked once per call, then covered for the session"
     );
     assert_eq!(sandbox.requests().len(), 4);
     let again = chat1.load_skill(&res, &reader, "report", None).await;
@@ -181,7 +187,8 @@ async fn yes_in_session_is_cached_per_chat_and_script_hash() {
         &s.scratch,
     );
     chat2.load_skill(&res, &reader, "report", None).await;
-    assert_eq!(channel.asked.load(Ordering::SeqCst), 4);
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 2);
+    // A changed script asks again, for the whole call (the set of digests changed).
     std::fs::write(s.skills_root.join("report/scripts/a.sh"), "echo changed\n").unwrap();
     let changed = chat1.load_skill(&res, &reader, "report", None).await;
     assert_eq!(
@@ -190,9 +197,15 @@ async fn yes_in_session_is_cached_per_chat_and_script_hash() {
     );
     assert_eq!(
         changed.scripts["scripts/b.sh"].decision,
-        Some(ApprovalDecision::ApprovedFromCache)
+        Some(ApprovalDecision::ApprovedForSession)
     );
-    assert_eq!(channel.asked.load(Ordering::SeqCst), 5);
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 3);
+    let seen = channel.seen.lock().unwrap();
+    assert_eq!(
+        seen[2].scripts.len(),
+        2,
+        "the new question lists both scripts"
+    );
 }
 
 #[tokio::test]
@@ -275,4 +288,116 @@ async fn structured_failures_never_break_the_loop() {
         assert_eq!(report.decision, None);
     }
     assert_eq!(sandbox.requests().len(), 1, "only b.sh ran");
+}
+
+fn require_sandbox(sandbox: &ProcessSandbox) -> bool {
+    if sandbox.probe().tier.is_some() {
+        return true;
+    }
+    let required = std::env::var("CI").is_ok_and(|v| v == "true")
+        || std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "the process sandbox is required here but unavailable: {:?}",
+        sandbox.probe().missing
+    );
+    eprintln!(
+        "SKIPPED: the process sandbox is unavailable here: {:?}",
+        sandbox.probe().missing
+    );
+    false
+}
+
+/// A script gets its arguments, standard input and staged files; it cannot change the
+/// staged files or add to their directory; what it was given is shown to the approver.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_gets_its_input_and_cannot_change_the_staged_files() {
+    let s = skill();
+    let dir = s.skills_root.join("report");
+    std::fs::write(
+        dir.join("scripts/input.sh"),
+        // Builtins only: a community script may not start processes.
+        "read -r line\n\
+         read -r file < inputs/data.txt\n\
+         echo \"arg=$1 stdin=$line file=$file\"\n\
+         if echo tampered > inputs/data.txt; then echo WROTE-INPUT; fi\n\
+         if echo new > inputs/planted; then echo PLANTED; fi\n\
+         read -r file < inputs/data.txt\n\
+         echo \"after=$file\"\n",
+    )
+    .unwrap();
+    let md = "Run scripts/input.sh with the data.";
+    let files = vec!["scripts/input.sh".to_owned()];
+    let sandbox = ProcessSandbox::new();
+    if !require_sandbox(&sandbox) {
+        return;
+    }
+    let channel = Recorder::new(Some(ApprovalOption::YesOnce));
+    let approvals = Approvals::new(channel.clone());
+    let runner = ScriptRunner::new(
+        &sandbox,
+        &approvals,
+        SessionScope::new("w", "c"),
+        // User skills may write files: the staged ones must still be out of reach.
+        TrustLevel::User,
+        &s.scratch,
+    );
+    let input = ScriptInput::new()
+        .args(["--fast"])
+        .stdin("hello from stdin\n")
+        .file(InputFile::new("data.txt", "staged-bytes"));
+    let report = runner
+        .run_referenced("report", &dir, md, &files, "scripts/input.sh", &input)
+        .await
+        .unwrap();
+    let outcome = report.outcome.expect("ran");
+    let out = &outcome.stdout.text;
+    assert!(
+        out.contains("arg=--fast stdin=hello from stdin file=staged-bytes"),
+        "{out} {}",
+        outcome.stderr.text
+    );
+    assert!(!out.contains("WROTE-INPUT"), "{out}");
+    assert!(!out.contains("PLANTED"), "{out}");
+    assert!(out.contains("after=staged-bytes"), "{out}");
+    let seen = channel.seen.lock().unwrap();
+    assert_eq!(seen[0].scripts[0].argv, ["--fast"]);
+    assert_eq!(seen[0].scripts[0].inputs[0], "stdin: 17 bytes");
+    assert!(
+        seen[0].scripts[0].inputs[1].starts_with("inputs/data.txt (12 bytes, sha256 "),
+        "{:?}",
+        seen[0].scripts[0].inputs
+    );
+    drop(seen);
+
+    // Names that climb, repeat or hide, and oversized inputs, are refused before launch.
+    let (runner, dir, files) = (&runner, &dir, &files);
+    let refused = |input: ScriptInput| async move {
+        let report = runner
+            .run_referenced("report", dir, md, files, "scripts/input.sh", &input)
+            .await
+            .unwrap();
+        match report.outcome.map(|o| o.status) {
+            Some(skills::security::sandbox::Status::Refused { reason }) => reason,
+            other => panic!("not refused: {other:?}"),
+        }
+    };
+    for name in ["../escape", "a/b", "..", "", "tab\tname"] {
+        let reason = refused(ScriptInput::new().file(InputFile::new(name, "x"))).await;
+        assert!(reason.contains("not one plain path component"), "{reason}");
+    }
+    let twice = ScriptInput::new()
+        .file(InputFile::new("a", "1"))
+        .file(InputFile::new("a", "2"));
+    assert!(refused(twice).await.contains("given twice"));
+    let big = ScriptInput::new().stdin(vec![b'x'; MAX_STDIN_BYTES + 1]);
+    assert!(refused(big).await.contains("standard input"));
+    let huge = ScriptInput::new().file(InputFile::new(
+        "big",
+        vec![
+            0u8;
+            usize::try_from(SandboxConfig::for_trust(TrustLevel::User).max_scratch_bytes).unwrap()
+        ],
+    ));
+    assert!(refused(huge).await.contains("scratch cap"));
 }

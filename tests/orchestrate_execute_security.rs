@@ -465,6 +465,85 @@ async fn script_skills_run_only_referenced_approved_scripts_in_the_sandbox() {
     assert_eq!(sandbox.requests().len(), 1, "a declined script never runs");
 }
 
+/// Counts the questions a script approval asks, answering `yes_in_session`.
+struct SessionAnswers(std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl skills::security::approval::ApprovalChannel for SessionAnswers {
+    async fn ask(
+        &self,
+        _request: &skills::security::approval::ApprovalRequest,
+    ) -> Option<ApprovalOption> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Some(ApprovalOption::YesInSession)
+    }
+}
+
+#[tokio::test]
+async fn a_script_step_gets_its_sanitized_input_and_files_and_the_chat_carries_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("scripts")).unwrap();
+    std::fs::write(dir.path().join("scripts/report.sh"), "cat\n").unwrap();
+    let files = vec!["scripts/report.sh".to_owned()];
+    let skills = InMemorySkills::new().with(
+        SkillDefinition::script(
+            "report",
+            "Run scripts/report.sh on the data.",
+            ScriptSpec::new(dir.path(), "scripts/report.sh", files)
+                .args(["--summary"])
+                .input_file(skills::security::sandbox::InputFile::new(
+                    "deal.pdf",
+                    b"%PDF-1.4".to_vec(),
+                )),
+        )
+        .trust(TrustLevel::Community),
+    );
+    let sandbox = Arc::new(ScriptedSandbox::new());
+    for _ in 0..4 {
+        sandbox.push(Status::Success, "done\n", "");
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let channel = Arc::new(SessionAnswers(0.into()));
+    let executor = Executor::builder(
+        Arc::new(skills),
+        skills::security::gate::PolicyGate::allow_all(
+            skills::security::audit::AuditTrail::in_memory(),
+        ),
+    )
+    .sandbox(sandbox.clone())
+    .script_approvals(Arc::new(Approvals::new(channel.clone())))
+    .scratch_dir(scratch.path())
+    .retry(no_wait(1))
+    .build();
+    let input = "Call jane.doe@example.com about the renewal.";
+    let run = |chat: &str| Run::new(alice()).input(input).session(chat);
+    let plan1 = plan_one("r", "report").await;
+    let result = executor.execute(&plan1, run("chat-1")).await.unwrap();
+    assert_eq!(result.step("r").unwrap().state, StepState::Complete);
+    let requests = sandbox.requests();
+    let stdin = String::from_utf8_lossy(&requests[0].stdin).into_owned();
+    // The input arrives on stdin, sanitized for a community skill (internal data hidden).
+    assert!(stdin.starts_with("Task input:\n[GENERAL_001]"), "{stdin}");
+    assert!(!stdin.contains("jane.doe@example.com"), "{stdin}");
+    assert_eq!(requests[0].args, ["--summary"]);
+    assert_eq!(requests[0].input_files[0].name, "deal.pdf");
+    let asked = || channel.0.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(asked(), 1);
+    // The next task in the same chat (another plan) runs without asking again.
+    let plan2 = plan_one("r", "report").await;
+    executor.execute(&plan2, run("chat-1")).await.unwrap();
+    assert_eq!(
+        asked(),
+        1,
+        "yes_in_session carries to the next task of the chat"
+    );
+    // Another chat asks.
+    let plan3 = plan_one("r", "report").await;
+    executor.execute(&plan3, run("chat-2")).await.unwrap();
+    assert_eq!(asked(), 2);
+    assert_eq!(sandbox.requests().len(), 3);
+}
+
 async fn plan_one(id: &str, skill: &str) -> skills::orchestrate::plan::ExecutionPlan {
     plan(vec![StepSpec::new(id, skill, "x")]).await
 }

@@ -85,7 +85,14 @@ async fn links_planted_at_scratch_names_change_nothing_outside() {
         )
         .config(config);
         let report = runner
-            .run_referenced("skill", &fx.skill, md, &files, "scripts/w.sh", &[])
+            .run_referenced(
+                "skill",
+                &fx.skill,
+                md,
+                &files,
+                "scripts/w.sh",
+                &skills::security::ScriptInput::new(),
+            )
             .await
             .unwrap();
         assert_eq!(

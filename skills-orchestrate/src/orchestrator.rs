@@ -171,6 +171,7 @@ pub struct TaskRun {
     progress: Arc<dyn ProgressSink>,
     cancel: CancelToken,
     user_context: String,
+    session: Option<String>,
 }
 
 impl std::fmt::Debug for TaskRun {
@@ -195,7 +196,16 @@ impl TaskRun {
             progress: Arc::new(NoProgress),
             cancel: CancelToken::new(),
             user_context: String::new(),
+            session: None,
         }
+    }
+
+    /// The host's chat (or session) id: a script approved `yes_in_session` in one task runs
+    /// without asking again in the next task of the same chat, while its digest is
+    /// unchanged ([`Run::session`]). Without it, an answer covers one task.
+    pub fn session(mut self, chat: impl Into<String>) -> Self {
+        self.session = Some(chat.into());
+        self
     }
 
     /// The task's data (each step sees it sanitized for its skill).
@@ -547,6 +557,9 @@ impl Orchestrator {
             .agent(run.agent_type.clone());
         if let Some(id) = &stored_plan_id {
             exec_run = exec_run.stored_plan(id.clone());
+        }
+        if let Some(chat) = &run.session {
+            exec_run = exec_run.session(chat.clone());
         }
         let execution = self.executor.execute(&plan, exec_run).await?;
 

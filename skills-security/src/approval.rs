@@ -7,13 +7,14 @@
 //! argument); an approval reused for a script that changed since; a host whose approval
 //! channel hangs; a model asking for an unsandboxed run. Guarantee: [`Approvals::decide`]
 //! approves only on an explicit `yes_once` or `yes_in_session` answer from the host's
-//! [`ApprovalChannel`], or on a cached `yes_in_session` for the same (world, chat, skill,
-//! script SHA-256) — a changed script asks again. No channel, `no`, a channel that fails or
+//! [`ApprovalChannel`], or on a cached `yes_in_session` in the same (world, chat, skill)
+//! that covered every script SHA-256 of the request — a changed script asks again. One
+//! request lists every script a call will run, and its answer holds for all of them. No channel, `no`, a channel that fails or
 //! does not answer within the timeout: not approved. Every skill-supplied string in an
 //! [`ApprovalRequest`] is neutralised when the request is built. A request has no field
 //! that could lower the sandbox's isolation.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -79,16 +80,10 @@ impl SessionScope {
     }
 }
 
-/// What a person is asked to approve. Skill-supplied text is neutralised.
+/// One script a person is asked to approve. Skill-supplied text is neutralised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-pub struct ApprovalRequest {
-    /// The session.
-    pub scope: SessionScope,
-    /// The skill's id.
-    pub skill: String,
-    /// The skill's trust level.
-    pub trust: TrustLevel,
+pub struct ApprovalScript {
     /// The script's canonical absolute path.
     pub path: String,
     /// Its path relative to the skill.
@@ -99,14 +94,80 @@ pub struct ApprovalRequest {
     pub interpreter: String,
     /// The arguments.
     pub argv: Vec<String>,
+    /// What else it is given: standard input and staged input files, each with its size
+    /// (and digest for files), e.g. `stdin: 120 bytes`.
+    pub inputs: Vec<String>,
     /// Scanner findings about the script (the host's scanner; may be empty).
     pub findings: Vec<String>,
+}
+
+impl ApprovalScript {
+    /// A script to approve, neutralising every skill-supplied string.
+    pub fn new(
+        path: &str,
+        script: &str,
+        sha256: &str,
+        interpreter: &str,
+        argv: &[String],
+        findings: &[String],
+    ) -> ApprovalScript {
+        ApprovalScript {
+            path: clean(path),
+            script: clean(script),
+            sha256: clean(sha256),
+            interpreter: clean(interpreter),
+            argv: argv.iter().map(|a| clean(a)).collect(),
+            inputs: Vec::new(),
+            findings: findings.iter().map(|f| clean(f)).collect(),
+        }
+    }
+
+    /// Adds descriptions of what else the script is given (neutralised).
+    pub fn inputs(mut self, inputs: &[String]) -> ApprovalScript {
+        self.inputs = inputs.iter().map(|i| clean(i)).collect();
+        self
+    }
+
+    /// One line for a person: `scripts/a.sh (bash, sha256 9f86d0…) arg1 arg2`.
+    pub fn describe(&self) -> String {
+        let mut line = format!(
+            "{} with {} (sha256 {})",
+            self.script, self.interpreter, self.sha256
+        );
+        if !self.argv.is_empty() {
+            line.push_str(&format!(", arguments: {}", self.argv.join(" ")));
+        }
+        if !self.inputs.is_empty() {
+            line.push_str(&format!(", input: {}", self.inputs.join(", ")));
+        }
+        line
+    }
+}
+
+fn clean(text: &str) -> String {
+    neutralize(text.as_bytes())
+}
+
+/// What a person is asked to approve: every script one call will run (seed 004 AD-7: one
+/// question per `load_skill` call, before any of them runs). Skill-supplied text is
+/// neutralised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ApprovalRequest {
+    /// The session.
+    pub scope: SessionScope,
+    /// The skill's id.
+    pub skill: String,
+    /// The skill's trust level.
+    pub trust: TrustLevel,
+    /// The scripts, in the order they will run.
+    pub scripts: Vec<ApprovalScript>,
     /// The options offered, always all three.
     pub options: [ApprovalOption; 3],
 }
 
 impl ApprovalRequest {
-    /// Builds a request, neutralising every skill-supplied string.
+    /// A request for one script, neutralising every skill-supplied string.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         scope: SessionScope,
@@ -119,19 +180,48 @@ impl ApprovalRequest {
         argv: &[String],
         findings: &[String],
     ) -> ApprovalRequest {
-        let clean = |s: &str| neutralize(s.as_bytes());
+        ApprovalRequest::for_scripts(
+            scope,
+            skill,
+            trust,
+            vec![ApprovalScript::new(
+                path,
+                script,
+                sha256,
+                interpreter,
+                argv,
+                findings,
+            )],
+        )
+    }
+
+    /// A request for every script of one call.
+    pub fn for_scripts(
+        scope: SessionScope,
+        skill: &str,
+        trust: TrustLevel,
+        scripts: Vec<ApprovalScript>,
+    ) -> ApprovalRequest {
         ApprovalRequest {
             scope,
             skill: clean(skill),
             trust,
-            path: clean(path),
-            script: clean(script),
-            sha256: clean(sha256),
-            interpreter: clean(interpreter),
-            argv: argv.iter().map(|a| clean(a)).collect(),
-            findings: findings.iter().map(|f| clean(f)).collect(),
+            scripts,
             options: ApprovalOption::ALL,
         }
+    }
+
+    /// The scripts' digests, sorted and without repeats: what a `yes_in_session` answer
+    /// covers.
+    pub fn digests(&self) -> Vec<String> {
+        let mut digests: Vec<String> = self
+            .scripts
+            .iter()
+            .map(|s| s.sha256.to_ascii_lowercase())
+            .collect();
+        digests.sort();
+        digests.dedup();
+        digests
     }
 }
 
@@ -202,7 +292,8 @@ impl ApprovalDecision {
     }
 }
 
-type CacheKey = (String, String, String, String);
+/// (world, chat, skill): the digests a `yes_in_session` answer covered there.
+type SessionKey = (String, String, String);
 
 /// Asks a person through an [`OptionRuntime`]: each approval becomes a
 /// `hitl-option-request` (seed 004's three options, default `no`, the request itself as the
@@ -254,19 +345,21 @@ impl OptionChannel {
 impl ApprovalChannel for OptionChannel {
     async fn ask(&self, request: &ApprovalRequest) -> Option<ApprovalOption> {
         let mut message = format!(
-            "{} ({} trust) wants to run {} with {}",
-            request.skill, request.trust, request.script, request.interpreter
+            "{} ({} trust) wants to run {} script{}:",
+            request.skill,
+            request.trust,
+            request.scripts.len(),
+            if request.scripts.len() == 1 { "" } else { "s" }
         );
-        if !request.argv.is_empty() {
-            message.push_str(&format!(" {}", request.argv.join(" ")));
-        }
-        message.push_str(&format!("; sha256 {}", request.sha256));
-        for finding in &request.findings {
-            message.push_str(&format!("\nScanner: {finding}"));
+        for script in &request.scripts {
+            message.push_str(&format!("\n- {}", script.describe()));
+            for finding in &script.findings {
+                message.push_str(&format!("\n  Scanner: {finding}"));
+            }
         }
         let question = OptionRequest::approval(
             request.scope.world.clone(),
-            format!("Run {} of skill {}?", request.script, request.skill),
+            format!("Run the scripts of skill {}?", request.skill),
             message,
         )
         // Approvals' own timeout ends the wait first; this only bounds a lost future.
@@ -283,7 +376,7 @@ pub struct Approvals {
     channel: Option<Arc<dyn ApprovalChannel>>,
     timeout: Duration,
     timer: Arc<dyn Timer>,
-    session: Mutex<HashSet<CacheKey>>,
+    session: Mutex<HashMap<SessionKey, HashSet<String>>>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -305,7 +398,7 @@ impl Approvals {
             channel: Some(channel),
             timeout: DEFAULT_APPROVAL_TIMEOUT,
             timer: Arc::new(ThreadTimer::new()),
-            session: Mutex::new(HashSet::new()),
+            session: Mutex::new(HashMap::new()),
         }
     }
 
@@ -315,7 +408,7 @@ impl Approvals {
             channel: None,
             timeout: DEFAULT_APPROVAL_TIMEOUT,
             timer: Arc::new(ThreadTimer::new()),
-            session: Mutex::new(HashSet::new()),
+            session: Mutex::new(HashMap::new()),
         }
     }
 
@@ -332,19 +425,29 @@ impl Approvals {
         self
     }
 
-    fn key(request: &ApprovalRequest) -> CacheKey {
+    fn key(request: &ApprovalRequest) -> SessionKey {
         (
             request.scope.world.clone(),
             request.scope.chat.clone(),
             request.skill.clone(),
-            request.sha256.clone(),
         )
     }
 
-    /// Decides whether the script of `request` may run; see the module docs.
+    /// Decides whether the scripts of `request` may run (all or none); see the module docs.
+    /// A request with no script is declined without asking.
     pub async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
         let key = Self::key(request);
-        if self.session.lock().is_ok_and(|s| s.contains(&key)) {
+        let digests = request.digests();
+        if digests.is_empty() {
+            return ApprovalDecision::Declined;
+        }
+        // Covered when a `yes_in_session` in this (world, chat, skill) approved every one
+        // of these digests: a changed script has a new digest and asks again.
+        let covered = self.session.lock().is_ok_and(|s| {
+            s.get(&key)
+                .is_some_and(|approved| digests.iter().all(|d| approved.contains(d)))
+        });
+        if covered {
             return ApprovalDecision::ApprovedFromCache;
         }
         let Some(channel) = &self.channel else {
@@ -357,7 +460,7 @@ impl Approvals {
             Some(Some(ApprovalOption::YesOnce)) => ApprovalDecision::ApprovedOnce,
             Some(Some(ApprovalOption::YesInSession)) => {
                 if let Ok(mut s) = self.session.lock() {
-                    s.insert(key);
+                    s.entry(key).or_default().extend(digests);
                 }
                 ApprovalDecision::ApprovedForSession
             }
@@ -367,7 +470,7 @@ impl Approvals {
     /// Forgets the session approvals of `scope` (the chat ended).
     pub fn end_session(&self, scope: &SessionScope) {
         if let Ok(mut s) = self.session.lock() {
-            s.retain(|(world, chat, _, _)| !(world == &scope.world && chat == &scope.chat));
+            s.retain(|(world, chat, _), _| !(world == &scope.world && chat == &scope.chat));
         }
     }
 }
@@ -428,6 +531,60 @@ mod tests {
         );
     }
 
+    fn two(first: &str, second: &str) -> ApprovalRequest {
+        let script = |name: &str, sha: &str| {
+            ApprovalScript::new(&format!("/s/{name}"), name, sha, "bash", &[], &[])
+        };
+        ApprovalRequest::for_scripts(
+            SessionScope::new("w", "c"),
+            "skill",
+            TrustLevel::User,
+            vec![
+                script("scripts/a.sh", first),
+                script("scripts/b.sh", second),
+            ],
+        )
+    }
+
+    #[tokio::test]
+    async fn a_session_answer_covers_the_set_of_digests_and_a_changed_one_asks_again() {
+        let channel = Arc::new(Counting(0.into(), ApprovalOption::YesInSession));
+        let gate = Approvals::new(channel.clone());
+        let asked = || channel.0.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            gate.decide(&two("aa", "bb")).await,
+            ApprovalDecision::ApprovedForSession
+        );
+        assert_eq!(asked(), 1, "one question for both scripts");
+        assert_eq!(
+            gate.decide(&two("aa", "bb")).await,
+            ApprovalDecision::ApprovedFromCache
+        );
+        // One of the two changed: the whole call asks again.
+        assert_eq!(
+            gate.decide(&two("aa", "cc")).await,
+            ApprovalDecision::ApprovedForSession
+        );
+        assert_eq!(asked(), 2);
+        // Another skill in the same chat is not covered by this skill's answer.
+        let mut other = two("aa", "bb");
+        other.skill = "other".into();
+        assert_eq!(
+            gate.decide(&other).await,
+            ApprovalDecision::ApprovedForSession
+        );
+        assert_eq!(asked(), 3);
+        // Nothing to approve: declined without asking.
+        let empty = ApprovalRequest::for_scripts(
+            SessionScope::new("w", "c"),
+            "skill",
+            TrustLevel::User,
+            Vec::new(),
+        );
+        assert_eq!(gate.decide(&empty).await, ApprovalDecision::Declined);
+        assert_eq!(asked(), 3);
+    }
+
     #[tokio::test]
     async fn once_is_not_cached_and_no_is_no() {
         let gate = Approvals::new(Arc::new(NonInteractive(ApprovalOption::YesOnce)));
@@ -456,7 +613,7 @@ mod tests {
     fn skill_text_is_neutralised() {
         let r = request("aa", "c");
         assert_eq!(r.skill, "skill");
-        assert_eq!(r.argv, ["\\u{202e}x"]);
+        assert_eq!(r.scripts[0].argv, ["\\u{202e}x"]);
         assert_eq!(
             ApprovalOption::parse("yes_in_session"),
             Some(ApprovalOption::YesInSession)

@@ -96,8 +96,8 @@ pub mod time;
 pub mod trust;
 
 pub use approval::{
-    ApprovalChannel, ApprovalDecision, ApprovalOption, ApprovalRequest, Approvals, NonInteractive,
-    SessionScope,
+    ApprovalChannel, ApprovalDecision, ApprovalOption, ApprovalRequest, ApprovalScript, Approvals,
+    NonInteractive, SessionScope,
 };
 pub use audit::{AuditTrail, ChainBreak, Checkpoint};
 pub use autonomy::{Autonomy, RiskLevel};
@@ -107,7 +107,7 @@ pub use classify::{
 pub use detect::{Detector, Finding, FindingKind, Findings, Recognizer};
 pub use error::Error;
 pub use gate::{Decision, PolicyGate, StepRequest};
-pub use load_skill::{LoadedSkill, ScriptReport, ScriptRunner};
+pub use load_skill::{LoadedSkill, ScriptInput, ScriptReport, ScriptRunner};
 pub use permissions::{PermissionRule, Permissions, Principal};
 pub use sandbox::{
     Cgroups, Enforcement, LimitMechanism, Outcome, ProcessSandbox, Sandbox, SandboxConfig,

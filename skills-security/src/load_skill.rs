@@ -25,11 +25,12 @@ use skills_catalog::activation::{
 use skills_catalog::agent_tools::SkillFileReader;
 
 use crate::allowed_tools::{ActiveSkill, ToolPolicy};
-use crate::approval::{ApprovalDecision, ApprovalRequest, Approvals, SessionScope};
+use crate::approval::{ApprovalDecision, ApprovalRequest, ApprovalScript, Approvals, SessionScope};
 use crate::gate::SkillInfo;
 use crate::permissions::Principal;
 use crate::sandbox::{
-    Outcome, Program, Sandbox, SandboxConfig, SandboxRequest, ScriptError, Status, resolve_script,
+    InputFile, Outcome, Program, ResolvedScript, Sandbox, SandboxConfig, SandboxRequest,
+    ScriptError, Status, resolve_script,
 };
 use crate::trust::TrustLevel;
 
@@ -69,6 +70,9 @@ pub struct LoadedSkill {
     /// The tool policy its `allowed-tools` declares (undeclared when it has none or did not
     /// resolve): what the gate answers the model's tool calls with while it is active.
     pub tool_policy: ToolPolicy,
+    /// The one approval decision for the call's scripts (`None` when none was asked:
+    /// no script resolved).
+    pub approval: Option<ApprovalDecision>,
 }
 
 impl LoadedSkill {
@@ -240,15 +244,14 @@ impl<'a> ScriptRunner<'a> {
         self
     }
 
-    /// Resolves, asks about and runs one script the instructions reference.
-    async fn run_one(
+    /// Resolves one script beneath the skill root and hashes it; a refusal is a finished
+    /// report.
+    fn resolve(
         &self,
-        (skill, trust): (&str, TrustLevel),
         dir: &Path,
         script: &str,
-        args: &[String],
-    ) -> ScriptReport {
-        let config = self.config_for(trust);
+        config: &SandboxConfig,
+    ) -> Result<(ResolvedScript, ScriptReport), ScriptReport> {
         let mut report = ScriptReport {
             script: script.to_owned(),
             sha256: None,
@@ -259,8 +262,11 @@ impl<'a> ScriptRunner<'a> {
                 reason: String::new(),
             },
         };
-        let resolved = match resolve_script(dir, script, config.max_script_bytes) {
-            Ok(r) => r,
+        match resolve_script(dir, script, config.max_script_bytes) {
+            Ok(resolved) => {
+                report.sha256 = Some(resolved.sha256.clone());
+                Ok((resolved, report))
+            }
             Err(e) => {
                 report.run = ScriptRun::Failed {
                     exit_code: None,
@@ -268,56 +274,82 @@ impl<'a> ScriptRunner<'a> {
                     detail: format!("refused: {e}"),
                 };
                 report.refused = Some(e);
-                return report;
+                Err(report)
             }
-        };
-        report.sha256 = Some(resolved.sha256.clone());
+        }
+    }
+
+    /// What the person sees of one resolved script.
+    fn describe(&self, resolved: &ResolvedScript, input: &ScriptInput) -> ApprovalScript {
         let findings = self
             .findings
             .map(|f| f(&resolved.relative, &resolved.path))
             .unwrap_or_default();
-        let request = ApprovalRequest::new(
-            self.scope.clone(),
-            skill,
-            trust,
+        ApprovalScript::new(
             &resolved.path.display().to_string(),
             &resolved.relative,
             &resolved.sha256,
             &resolved.interpreter.display(),
-            args,
+            &input.args,
             &findings,
-        );
-        let decision = self.approvals.decide(&request).await;
-        report.decision = Some(decision);
-        if !decision.approved() {
-            report.run = ScriptRun::NotRun {
-                reason: format!(
-                    "not approved ({}); the script was not run",
-                    decision.as_str()
-                ),
-            };
-            return report;
-        }
-        let request = SandboxRequest {
-            program: Program::Script {
-                path: resolved.relative.clone(),
-                sha256: Some(resolved.sha256.clone()),
-            },
-            args: args.to_vec(),
-            stdin: Vec::new(),
-            skill_dir: resolved.skill_root.clone(),
-            scratch_root: self.scratch_root.clone(),
-            keep_scratch: false,
-            config,
-        };
-        let outcome = self.sandbox.run(request).await;
-        report.run = run_from_outcome(&outcome);
-        report.outcome = Some(outcome);
-        report
+        )
+        .inputs(&input.describe())
     }
 
-    /// Runs `script` of the skill in `skill_dir` when its `SKILL.md` references it (the
-    /// `run_script` path): otherwise the structured `unreferenced_script` result.
+    /// Asks once about every resolved script, then runs each (in order) when approved.
+    async fn approve_and_run(
+        &self,
+        (skill, trust): (&str, TrustLevel),
+        resolved: Vec<(ResolvedScript, ScriptReport)>,
+        input: &ScriptInput,
+    ) -> (Option<ApprovalDecision>, Vec<ScriptReport>) {
+        if resolved.is_empty() {
+            return (None, Vec::new());
+        }
+        let scripts = resolved
+            .iter()
+            .map(|(r, _)| self.describe(r, input))
+            .collect();
+        let request = ApprovalRequest::for_scripts(self.scope.clone(), skill, trust, scripts);
+        let decision = self.approvals.decide(&request).await;
+        let mut reports = Vec::with_capacity(resolved.len());
+        for (script, mut report) in resolved {
+            report.decision = Some(decision);
+            if !decision.approved() {
+                report.run = ScriptRun::NotRun {
+                    reason: format!(
+                        "not approved ({}); the script was not run",
+                        decision.as_str()
+                    ),
+                };
+                reports.push(report);
+                continue;
+            }
+            let request = SandboxRequest {
+                program: Program::Script {
+                    path: script.relative.clone(),
+                    sha256: Some(script.sha256.clone()),
+                },
+                args: input.args.clone(),
+                stdin: input.stdin.clone(),
+                skill_dir: script.skill_root.clone(),
+                scratch_root: self.scratch_root.clone(),
+                keep_scratch: false,
+                input_files: input.files.clone(),
+                config: self.config_for(trust),
+            };
+            let outcome = self.sandbox.run(request).await;
+            report.run = run_from_outcome(&outcome);
+            report.outcome = Some(outcome);
+            reports.push(report);
+        }
+        (Some(decision), reports)
+    }
+
+    /// Runs `script` of the skill in `skill_dir` with `input` when its `SKILL.md`
+    /// references it (the `run_script` path): otherwise the structured
+    /// `unreferenced_script` result. The person is shown the arguments and a description of
+    /// the standard input and input files; the sandbox bounds their sizes.
     pub async fn run_referenced(
         &self,
         skill: &str,
@@ -325,7 +357,7 @@ impl<'a> ScriptRunner<'a> {
         skill_md: &str,
         files: &[String],
         script: &str,
-        args: &[String],
+        input: &ScriptInput,
     ) -> Result<ScriptReport, String> {
         let refs = referenced_files(skill_md, files);
         let wanted = script.strip_prefix("./").unwrap_or(script);
@@ -336,13 +368,29 @@ impl<'a> ScriptRunner<'a> {
                 "The script is not referenced by the skill's instructions; only scripts the instructions reference can run.",
             ));
         }
-        Ok(self
-            .run_one((skill, self.trust), skill_dir, wanted, args)
-            .await)
+        let resolved = match self.resolve(skill_dir, wanted, &self.config_for(self.trust)) {
+            Ok(resolved) => resolved,
+            Err(report) => return Ok(report),
+        };
+        let (_, mut reports) = self
+            .approve_and_run((skill, self.trust), vec![resolved], input)
+            .await;
+        Ok(reports.pop().unwrap_or_else(|| ScriptReport {
+            script: wanted.to_owned(),
+            sha256: None,
+            refused: None,
+            decision: None,
+            outcome: None,
+            run: ScriptRun::NotRun {
+                reason: "the script was not run".into(),
+            },
+        }))
     }
 
     /// `load_skill`: see the module docs. `skill_dir` is where the skill's files are on
     /// this host (a materialized stored skill); `None` uses a repo skill's own directory.
+    /// Every referenced script that resolves is listed in one approval request (seed 004
+    /// AD-7); its answer holds for all of them.
     pub async fn load_skill(
         &self,
         resolution: &Resolution,
@@ -363,6 +411,7 @@ impl<'a> ScriptRunner<'a> {
                     activation: None,
                     skill: None,
                     tool_policy: ToolPolicy::undeclared(),
+                    approval: None,
                 };
             }
         };
@@ -372,32 +421,52 @@ impl<'a> ScriptRunner<'a> {
             .or_else(|| resolved.and_then(|s| s.absolute_path.clone()));
         // The skill's own level, capped by this runner's (community when it carries none).
         let trust = resolved.map_or(TrustLevel::Community, |s| self.trust_of(s));
+        let config = self.config_for(trust);
         let mut scripts = BTreeMap::new();
+        let mut runnable = Vec::new();
         let names: Vec<String> = activation.scripts.keys().cloned().collect();
         for script in names {
             if check_script_referenced(&activation, &script).is_err() {
                 continue;
             }
-            let report = match &dir {
-                Some(dir) => {
-                    self.run_one((&activation.skill, trust), dir, &script, &[])
-                        .await
-                }
-                None => ScriptReport {
-                    script: script.clone(),
-                    sha256: None,
-                    refused: None,
-                    decision: None,
-                    outcome: None,
-                    run: ScriptRun::NotRun {
-                        reason: "the skill's files are not on this host; scripts cannot run".into(),
-                    },
+            match &dir {
+                Some(dir) => match self.resolve(dir, &script, &config) {
+                    Ok(resolved) => runnable.push(resolved),
+                    Err(report) => {
+                        scripts.insert(script, report);
+                    }
                 },
-            };
-            activation
-                .scripts
-                .insert(script.clone(), report.run.clone());
-            scripts.insert(script, report);
+                None => {
+                    scripts.insert(
+                        script.clone(),
+                        ScriptReport {
+                            script,
+                            sha256: None,
+                            refused: None,
+                            decision: None,
+                            outcome: None,
+                            run: ScriptRun::NotRun {
+                                reason:
+                                    "the skill's files are not on this host; scripts cannot run"
+                                        .into(),
+                            },
+                        },
+                    );
+                }
+            }
+        }
+        let (approval, reports) = self
+            .approve_and_run(
+                (&activation.skill, trust),
+                runnable,
+                &ScriptInput::default(),
+            )
+            .await;
+        for report in reports {
+            scripts.insert(report.script.clone(), report);
+        }
+        for (name, report) in &scripts {
+            activation.scripts.insert(name.clone(), report.run.clone());
         }
         let tool_policy = ToolPolicy::from_skill_md(&activation.instructions);
         let skill = resolved.map(|s| {
@@ -417,8 +486,78 @@ impl<'a> ScriptRunner<'a> {
             activation: Some(activation),
             skill,
             tool_policy,
+            approval,
         }
     }
+}
+
+/// What a script is given besides its path: arguments, standard input and files staged
+/// read-only at `inputs/<name>` in its working directory. Orchestrated script steps pass
+/// the step's input, sanitized for the skill's trust, on standard input; the sandbox
+/// refuses inputs past [`MAX_ARGS_BYTES`](crate::sandbox::MAX_ARGS_BYTES),
+/// [`MAX_STDIN_BYTES`](crate::sandbox::MAX_STDIN_BYTES) or the file limits of
+/// [`InputFile`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScriptInput {
+    /// Arguments, as an array.
+    pub args: Vec<String>,
+    /// Standard input.
+    pub stdin: Vec<u8>,
+    /// Files staged read-only.
+    pub files: Vec<InputFile>,
+}
+
+impl ScriptInput {
+    /// No arguments, no input.
+    pub fn new() -> ScriptInput {
+        ScriptInput::default()
+    }
+
+    /// Sets the arguments.
+    pub fn args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> ScriptInput {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets standard input.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> ScriptInput {
+        self.stdin = bytes.into();
+        self
+    }
+
+    /// Adds a file staged at `inputs/<name>`.
+    pub fn file(mut self, file: InputFile) -> ScriptInput {
+        self.files.push(file);
+        self
+    }
+
+    /// What the approval request shows of the standard input and files: sizes and
+    /// digests, never their content.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !self.stdin.is_empty() {
+            lines.push(format!("stdin: {} bytes", self.stdin.len()));
+        }
+        for file in &self.files {
+            let digest = hex_sha256(&file.bytes);
+            lines.push(format!(
+                "inputs/{} ({} bytes, sha256 {})",
+                file.name,
+                file.bytes.len(),
+                digest.get(..16).unwrap_or(&digest)
+            ));
+        }
+        lines
+    }
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -452,13 +591,27 @@ mod tests {
         let md = "Run scripts/a.sh.";
         let files = vec!["scripts/a.sh".to_owned(), "scripts/b.sh".to_owned()];
         let report = runner
-            .run_referenced("s", dir.path(), md, &files, "scripts/a.sh", &[])
+            .run_referenced(
+                "s",
+                dir.path(),
+                md,
+                &files,
+                "scripts/a.sh",
+                &ScriptInput::new(),
+            )
             .await
             .expect("referenced");
         assert_eq!(report.decision, Some(ApprovalDecision::ApprovedOnce));
         assert!(matches!(report.run, ScriptRun::Succeeded { .. }));
         let unreferenced = runner
-            .run_referenced("s", dir.path(), md, &files, "scripts/b.sh", &[])
+            .run_referenced(
+                "s",
+                dir.path(),
+                md,
+                &files,
+                "scripts/b.sh",
+                &ScriptInput::new(),
+            )
             .await;
         assert!(unreferenced.is_err_and(|e| e.contains("unreferenced_script")));
         assert_eq!(sandbox.requests().len(), 1);
@@ -471,7 +624,14 @@ mod tests {
             scratch.path(),
         );
         let report = runner
-            .run_referenced("s", dir.path(), md, &files, "scripts/a.sh", &[])
+            .run_referenced(
+                "s",
+                dir.path(),
+                md,
+                &files,
+                "scripts/a.sh",
+                &ScriptInput::new(),
+            )
             .await
             .expect("referenced");
         assert_eq!(report.decision, Some(ApprovalDecision::Declined));

@@ -286,6 +286,8 @@ pub struct Run {
     pub(super) agent: Option<String>,
     /// The plan store's id of the plan, when the run is persisted.
     pub(super) stored_plan: Option<String>,
+    /// The host's chat or session id: what a script approval's `yes_in_session` covers.
+    pub(super) session: Option<String>,
 }
 
 impl fmt::Debug for Run {
@@ -297,6 +299,7 @@ impl fmt::Debug for Run {
             .field("cancelled", &self.cancel.is_cancelled())
             .field("agent", &self.agent)
             .field("stored_plan", &self.stored_plan)
+            .field("session", &self.session)
             .finish_non_exhaustive()
     }
 }
@@ -312,6 +315,7 @@ impl Run {
             cancel: CancelToken::new(),
             agent: None,
             stored_plan: None,
+            session: None,
         }
     }
 
@@ -353,6 +357,14 @@ impl Run {
     /// The agent acting (for the gate and the audit records).
     pub fn agent(mut self, agent: impl Into<String>) -> Self {
         self.agent = Some(agent.into());
+        self
+    }
+
+    /// The host's chat (or session) id: a script approved `yes_in_session` runs again
+    /// without asking in later runs of the same chat, while its digest is unchanged. Without
+    /// it, the session is the plan (an answer covers only this run).
+    pub fn session(mut self, chat: impl Into<String>) -> Self {
+        self.session = Some(chat.into());
         self
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use skills_catalog::activation::ScriptRun;
 use skills_security::approval::{Approvals, SessionScope};
-use skills_security::load_skill::ScriptRunner;
+use skills_security::load_skill::{ScriptInput, ScriptRunner};
 use skills_security::sandbox::Status;
 
 use super::executor::{Executor, Run};
@@ -94,12 +94,14 @@ impl Executor {
     }
 
     /// Only a script the instructions reference, approved, in the sandbox. The script gets
-    /// its declared arguments; the step's input data is not handed to it.
+    /// its declared arguments and input files and, unless its spec says otherwise, the
+    /// step's input (sanitized for its trust, like every step's) on standard input.
     pub(super) async fn run_script(
         &self,
         call: &StepCall<'_>,
         skill: &SkillDefinition,
         script: &ScriptSpec,
+        input: &str,
         trace: &mut Trace,
     ) -> Result<StepOutput, StepError> {
         let Some(sandbox) = &self.parts.sandbox else {
@@ -120,7 +122,19 @@ impl Executor {
             config = config.with_timeout(limit);
         }
         trace.sandbox_config = serde_json::to_value(&config).unwrap_or_default();
-        let scope = SessionScope::new(call.run.scope.tenant.as_str(), call.plan.id.clone());
+        let chat = call
+            .run
+            .session
+            .clone()
+            .unwrap_or_else(|| call.plan.id.clone());
+        let scope = SessionScope::new(call.run.scope.tenant.as_str(), chat);
+        let mut script_input = ScriptInput::new().args(script.args.iter().cloned());
+        if script.stdin_input {
+            script_input = script_input.stdin(input.as_bytes().to_vec());
+        }
+        for file in &script.input_files {
+            script_input = script_input.file(file.clone());
+        }
         let runner = ScriptRunner::new(
             sandbox.as_ref(),
             approvals,
@@ -136,7 +150,7 @@ impl Executor {
                 &skill.instructions,
                 &script.files,
                 &script.script,
-                &script.args,
+                &script_input,
             )
             .await
             .map_err(|_| {
@@ -209,6 +223,7 @@ impl Executor {
             agent: call.run.agent.clone(),
             // The composite step is persisted as one; its sub-steps are not.
             stored_plan: None,
+            session: call.run.session.clone(),
         };
         let result = self.run_plan(&plan, run, depth).await.map_err(|e| {
             StepError::new(StepErrorKind::Invalid, format!("the composite's plan: {e}"))

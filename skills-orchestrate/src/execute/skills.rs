@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use skills_security::TrustLevel;
 use skills_security::autonomy::RiskLevel;
+use skills_security::sandbox::InputFile;
 
 use super::retry::RetryPolicy;
 use crate::context::Verbosity;
@@ -28,6 +29,13 @@ pub struct ScriptSpec {
     pub args: Vec<String>,
     /// The skill's files, relative paths (what the instructions may reference).
     pub files: Vec<String>,
+    /// Whether the step's input (sanitized for the skill's trust) is written to the
+    /// script's standard input (the default).
+    pub stdin_input: bool,
+    /// Files the host stages read-only at `inputs/<name>` in the script's working directory
+    /// (an attachment the task is about). They are the host's choice and are not
+    /// sanitized: stage only what a skill of this trust may see.
+    pub input_files: Vec<InputFile>,
 }
 
 impl ScriptSpec {
@@ -42,7 +50,21 @@ impl ScriptSpec {
             script: script.into(),
             args: Vec::new(),
             files,
+            stdin_input: true,
+            input_files: Vec::new(),
         }
+    }
+
+    /// Keeps the step's input off the script's standard input (it then reads nothing).
+    pub fn without_stdin(mut self) -> Self {
+        self.stdin_input = false;
+        self
+    }
+
+    /// Stages `file` at `inputs/<name>` for every run of the script.
+    pub fn input_file(mut self, file: InputFile) -> Self {
+        self.input_files.push(file);
+        self
     }
 
     /// Sets the arguments.

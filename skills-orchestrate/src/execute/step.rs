@@ -328,7 +328,7 @@ impl Executor {
                 self.run_native(call, skill, name, attempt, input, context.text)
                     .await
             }
-            SkillKind::Script(script) => self.run_script(call, skill, script, trace).await,
+            SkillKind::Script(script) => self.run_script(call, skill, script, &input, trace).await,
             SkillKind::Composite { steps } => self.run_composite(call, steps).await,
         };
         // A failed attempt may still have used tokens (a timeout does not report them).

@@ -62,10 +62,11 @@ pub(crate) enum Step {
     Descriptors,
     Rlimit,
     Exec,
+    Inputs,
 }
 
 impl Step {
-    const ALL: [Step; 24] = [
+    const ALL: [Step; 25] = [
         Step::Signals,
         Step::Stdio,
         Step::IdMaps,
@@ -90,6 +91,7 @@ impl Step {
         Step::Descriptors,
         Step::Rlimit,
         Step::Exec,
+        Step::Inputs,
     ];
 
     /// The step a report names.
@@ -124,6 +126,7 @@ impl Step {
             Step::Descriptors => "closing inherited descriptors",
             Step::Rlimit => "setting resource limits",
             Step::Exec => "executing the program",
+            Step::Inputs => "staging the input files",
         }
     }
 
@@ -132,7 +135,12 @@ impl Step {
     pub(crate) fn is_isolation(self) -> bool {
         !matches!(
             self,
-            Step::Exec | Step::Stdio | Step::ScriptCopy | Step::Mirror | Step::RunDir
+            Step::Exec
+                | Step::Stdio
+                | Step::ScriptCopy
+                | Step::Mirror
+                | Step::RunDir
+                | Step::Inputs
         )
     }
 }
@@ -172,6 +180,10 @@ pub(crate) enum MirrorEntry<'a> {
     Link { path: &'a CStr, target: &'a CStr },
 }
 
+/// The input files' directory in the tmpfs (the script sees `inputs/` in its working
+/// directory).
+pub(crate) const INPUTS_DIR: &CStr = c"home/inputs";
+
 /// The private view of a run with a mount namespace.
 pub(crate) struct ViewSpec<'a> {
     pub run_dir: Reopen<'a>,
@@ -182,6 +194,9 @@ pub(crate) struct ViewSpec<'a> {
     pub mirror: &'a [MirrorEntry<'a>],
     /// The approved script's path in the tmpfs and its bytes.
     pub script: Option<(&'a CStr, &'a [u8])>,
+    /// Input files: paths beneath `home/inputs/` in the tmpfs and their bytes (the
+    /// directory is made, owned by root and read-only, when there is any).
+    pub inputs: &'a [(&'a CStr, &'a [u8])],
 }
 
 /// Landlock, enforced after the view exists.
@@ -320,6 +335,22 @@ fn build_view(report: RawFd, view: &ViewSpec<'_>) -> View {
     ok(report, Step::Home, sys::mkdirat(root, c"home", 0o700));
     if let Some((uid, gid)) = view.home_owner {
         ok(report, Step::Home, sys::chown_at(root, c"home", uid, gid));
+    }
+    if !view.inputs.is_empty() {
+        // Made before the identity change, so owned by root (on root hosts) and read-only:
+        // the script reads its inputs and cannot change them.
+        ok(report, Step::Inputs, sys::mkdirat(root, INPUTS_DIR, 0o555));
+        for (path, bytes) in view.inputs {
+            let flags =
+                libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+            let file = fd(ok(
+                report,
+                Step::Inputs,
+                sys::openat(root, path, flags, 0o444),
+            ));
+            ok(report, Step::Inputs, sys::write_all(file, bytes));
+            sys::close(file);
+        }
     }
     let home = fd(ok(
         report,

@@ -84,8 +84,47 @@ pub struct SandboxRequest {
     /// the script knew as `HOME` ([`Outcome::scratch_dir`]); its parent, the run's
     /// directory, is then the caller's to remove.
     pub keep_scratch: bool,
+    /// Files staged read-only for the script: `inputs/<name>` in its working directory
+    /// (see [`InputFile`]).
+    pub input_files: Vec<InputFile>,
     /// Limits and permissions.
     pub config: SandboxConfig,
+}
+
+/// Most input files one run may be given.
+pub const MAX_INPUT_FILES: usize = 64;
+/// Most bytes of standard input one run may be given.
+pub const MAX_STDIN_BYTES: usize = 8 << 20;
+/// Most bytes of arguments one run may be given (all of them together).
+pub const MAX_ARGS_BYTES: usize = 128 << 10;
+
+/// A file given to a script: a copy of bytes the host chose, staged in the run's scratch
+/// before the script starts, at `inputs/<name>` of its working directory.
+///
+/// Threat: an input that reaches the host's own files, a name that climbs out of
+/// `inputs/`, or a script that rewrites what it was given. Guarantee: the script sees a
+/// copy (never the host's file); the name is one plain path component (1 to 128 bytes, no
+/// `/`, NUL, control character, `.` or `..`), unique in the run; the file is mode 0444 in a
+/// directory of mode 0555 made before the run drops its privileges (on root hosts both are
+/// root's, so the sandbox user cannot change them); all inputs together count against the
+/// scratch cap and at most [`MAX_INPUT_FILES`] are staged. A request breaking any of this is
+/// refused before launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputFile {
+    /// The file's name in `inputs/`.
+    pub name: String,
+    /// Its content.
+    pub bytes: Vec<u8>,
+}
+
+impl InputFile {
+    /// A file named `name` holding `bytes`.
+    pub fn new(name: impl Into<String>, bytes: impl Into<Vec<u8>>) -> InputFile {
+        InputFile {
+            name: name.into(),
+            bytes: bytes.into(),
+        }
+    }
 }
 
 impl SandboxRequest {
@@ -107,8 +146,15 @@ impl SandboxRequest {
             skill_dir: skill_dir.into(),
             scratch_root: scratch_root.into(),
             keep_scratch: false,
+            input_files: Vec::new(),
             config,
         }
+    }
+
+    /// Stages `file` at `inputs/<name>` (see [`InputFile`]).
+    pub fn input_file(mut self, file: InputFile) -> SandboxRequest {
+        self.input_files.push(file);
+        self
     }
 
     /// Keeps the scratch directory's files after the run (see

@@ -53,9 +53,70 @@ pub(crate) struct Prepared {
     pub script: Option<(Vec<String>, OpenedScript)>,
 }
 
+/// Checks what the request gives the script besides the program: argument and stdin
+/// sizes, and the input files' names, count and total size (see [`super::InputFile`]).
+pub(crate) fn check_inputs(request: &super::SandboxRequest) -> Result<(), Status> {
+    let args: usize = request.args.iter().map(|a| a.len() + 1).sum();
+    if args > super::MAX_ARGS_BYTES {
+        return Err(refused(format!(
+            "the arguments take {args} bytes; at most {} are allowed",
+            super::MAX_ARGS_BYTES
+        )));
+    }
+    if request.stdin.len() > super::MAX_STDIN_BYTES {
+        return Err(refused(format!(
+            "standard input is {} bytes; at most {} are allowed",
+            request.stdin.len(),
+            super::MAX_STDIN_BYTES
+        )));
+    }
+    let files = &request.input_files;
+    if files.len() > super::MAX_INPUT_FILES {
+        return Err(refused(format!(
+            "{} input files; at most {} are allowed",
+            files.len(),
+            super::MAX_INPUT_FILES
+        )));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    let mut total: u64 = 0;
+    for file in files {
+        let name = &file.name;
+        let plain = !name.is_empty()
+            && name.len() <= 128
+            && name != "."
+            && name != ".."
+            && !name
+                .chars()
+                .any(|c| c == '/' || c == '\\' || c.is_control());
+        if !plain {
+            return Err(refused(format!(
+                "the input file name `{}` is not one plain path component",
+                super::neutralize(name.as_bytes())
+            )));
+        }
+        if !names.insert(name.as_str()) {
+            return Err(refused(format!(
+                "the input file name `{}` is given twice",
+                super::neutralize(name.as_bytes())
+            )));
+        }
+        total = total.saturating_add(file.bytes.len() as u64);
+    }
+    // The inputs live on the scratch tmpfs: they must leave the script room to work.
+    if total > request.config.max_scratch_bytes / 2 {
+        return Err(refused(format!(
+            "the input files hold {total} bytes; at most half the scratch cap ({} bytes) is allowed",
+            request.config.max_scratch_bytes / 2
+        )));
+    }
+    Ok(())
+}
+
 /// Resolves the request's program (see the module docs).
 pub(crate) fn prepare(plan: &RunPlan) -> Result<Prepared, Status> {
     let request = &plan.request;
+    check_inputs(request)?;
     let (skill_root, skill_fd) = open_root(&request.skill_dir)
         .map_err(|_| launch_error("the skill directory does not exist or is not a directory"))?;
     match &request.program {

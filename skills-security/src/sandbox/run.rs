@@ -9,8 +9,8 @@
 //! that kill, unmount by closing, and remove on drop), whether the run ends, is killed, or
 //! the caller drops the future (the cancel pipe closes).
 
-use std::ffi::OsStr;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::ffi::{CStr, CString, OsStr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,6 +61,32 @@ pub(crate) fn execute(plan: RunPlan, cancel: OwnedFd) -> Outcome {
     };
     outcome.duration = started.elapsed();
     outcome
+}
+
+/// Stages the input files in a scratch directory the parent made (runs without a private
+/// view): `inputs/` beneath `home`'s descriptor, files made exclusively without following
+/// links, then every mode set read-only through its descriptor.
+fn stage_inputs(home: BorrowedFd<'_>, files: &[super::InputFile]) -> Result<(), Status> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::{Mode, fchmod, mkdirat};
+    if files.is_empty() {
+        return Ok(());
+    }
+    let failed = |e: nix::errno::Errno| launch_error(format!("staging the input files: {e}"));
+    mkdirat(home, "inputs", Mode::S_IRWXU).map_err(failed)?;
+    let dir_flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let dir = openat(home, "inputs", dir_flags, Mode::empty()).map_err(failed)?;
+    let file_flags =
+        OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    for input in files {
+        let fd = openat(&dir, input.name.as_str(), file_flags, Mode::S_IRUSR).map_err(failed)?;
+        let mut file = std::fs::File::from(fd);
+        std::io::Write::write_all(&mut file, &input.bytes)
+            .map_err(|e| launch_error(format!("staging the input files: {e}")))?;
+        fchmod(&file, Mode::from_bits_truncate(0o444)).map_err(failed)?;
+    }
+    fchmod(&dir, Mode::from_bits_truncate(0o555)).map_err(failed)?;
+    Ok(())
 }
 
 fn pipe() -> Result<(OwnedFd, OwnedFd), Status> {
@@ -171,8 +197,26 @@ fn launch_and_supervise(
     let plain_home = if has_view {
         None
     } else {
-        Some(lift(run_dir.make_home().map_err(launch_error)?)?)
+        let home = lift(run_dir.make_home().map_err(launch_error)?)?;
+        stage_inputs(home.as_fd(), &request.input_files)?;
+        Some(home)
     };
+    // In the private view the child writes them onto its tmpfs (`home/inputs/<name>`).
+    let input_paths: Vec<CString> = request
+        .input_files
+        .iter()
+        .map(|f| {
+            let mut path = child::INPUTS_DIR.to_bytes().to_vec();
+            path.push(b'/');
+            path.extend_from_slice(f.name.as_bytes());
+            cstring(&path)
+        })
+        .collect::<Result<_, _>>()?;
+    let view_inputs: Vec<(&CStr, &[u8])> = input_paths
+        .iter()
+        .zip(&request.input_files)
+        .map(|(path, f)| (path.as_c_str(), f.bytes.as_slice()))
+        .collect();
     let mirror_root = run_dir.path().join("skill");
     let script_arg: Option<PathBuf> = match (&view_mirror, &memfd) {
         (Some(m), _) => Some(run_dir.path().join(OsStr::from_bytes(m.script.as_bytes()))),
@@ -287,6 +331,7 @@ fn launch_and_supervise(
                 .as_ref()
                 .zip(prepared.script.as_ref())
                 .map(|(m, (_, opened))| (m.script.as_c_str(), opened.bytes.as_slice())),
+            inputs: &view_inputs,
         }),
         workdir: plain_home.as_ref().map_or(-1, AsRawFd::as_raw_fd),
         rlimits: &rlimits,
