@@ -360,15 +360,14 @@ async fn a_script_gets_its_input_and_cannot_change_the_staged_files() {
     assert!(!out.contains("WROTE-INPUT"), "{out}");
     assert!(!out.contains("PLANTED"), "{out}");
     assert!(out.contains("after=staged-bytes"), "{out}");
-    let seen = channel.seen.lock().unwrap();
-    assert_eq!(seen[0].scripts[0].argv, ["--fast"]);
-    assert_eq!(seen[0].scripts[0].inputs[0], "stdin: 17 bytes");
+    let shown = channel.seen.lock().unwrap()[0].scripts[0].clone();
+    assert_eq!(shown.argv, ["--fast"]);
+    assert_eq!(shown.inputs[0], "stdin: 17 bytes");
     assert!(
-        seen[0].scripts[0].inputs[1].starts_with("inputs/data.txt (12 bytes, sha256 "),
+        shown.inputs[1].starts_with("inputs/data.txt (12 bytes, sha256 "),
         "{:?}",
-        seen[0].scripts[0].inputs
+        shown.inputs
     );
-    drop(seen);
 
     // Names that climb, repeat or hide, and oversized inputs, are refused before launch.
     let (runner, dir, files) = (&runner, &dir, &files);

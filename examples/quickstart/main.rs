@@ -357,9 +357,22 @@ mod tests {
             .tier
             .is_some();
         if sandboxed {
-            // The referenced script really ran, in the sandbox, after its approval.
+            // The referenced script really ran, in the sandbox, after its approval through
+            // the option runtime, and read the PDF staged for it.
             assert!(
-                out.contains("pdf-tools complete: usage: extract_text.py"),
+                out.contains("hitl-option-request: Run the scripts of skill pdf-tools? -> dana-rep answers yes_once"),
+                "{out}"
+            );
+            assert!(
+                out.contains("input: inputs/northwind-2.4-spec.pdf (889 bytes"),
+                "{out}"
+            );
+            assert!(
+                out.contains("pdf-tools complete: Northwind Analytics 2.4 - Product Specification"),
+                "{out}"
+            );
+            assert!(
+                out.contains("| 1. Single sign-on with SAML 2.0 and OpenID Connect"),
                 "{out}"
             );
             assert!(out.contains("status: Completed"), "{out}");

@@ -19,11 +19,13 @@ use skills::orchestrate::select::{
     AgentSkills, SELECTION_PROMPT_START, SkillCandidate, SkillSelector, Task,
 };
 use skills::orchestrate::synthesis::{SYNTHESIS_PROMPT_START, Synthesizer};
-use skills::security::approval::{ApprovalOption, Approvals, NonInteractive};
+use skills::security::approval::{ApprovalOption, Approvals, OptionChannel};
 use skills::security::autonomy::Autonomy;
 use skills::security::gate::PolicyGate;
+use skills::security::hitl::{OptionEvent, OptionEvents, OptionRuntime};
 use skills::security::permissions::{InMemoryRateLimiter, Permissions};
-use skills::security::sandbox::ProcessSandbox;
+use skills::security::sandbox::{InputFile, ProcessSandbox};
+use skills::security::time::Timer;
 use skills::security::{AuditTrail, Context, Sanitizer, TrustLevel};
 use skills::sqlite::SqliteStore;
 use skills::store::{SystemClock, UserScope};
@@ -137,12 +139,25 @@ pub async fn orchestrate(
             .with_store(Arc::new(store.clone()), tenant.clone())
             .script(
                 "pdf-tools",
-                // `--help` runs the script for real without needing a PDF or pypdf.
-                ScriptSpec::new(pdf_dir, "scripts/extract_text.py", pdf_files).args(["--help"]),
+                // The spec the task is about, staged read-only at inputs/ in the script's
+                // scratch; the script reads the file, not the step's input.
+                ScriptSpec::new(pdf_dir, "scripts/extract_text.py", pdf_files)
+                    .args([format!("inputs/{SPEC_PDF_NAME}")])
+                    .input_file(InputFile::new(SPEC_PDF_NAME, SPEC_PDF.to_vec()))
+                    .without_stdin(),
             ),
     );
     let scratch = tempfile::tempdir()?;
     let sandbox = ProcessSandbox::new();
+    // Script approvals go through the option runtime: each is a `hitl-option-request`
+    // event, answered by whoever holds the answer (here a task standing in for the user's
+    // browser), not by a callback.
+    let (events_tx, events_rx) = futures::channel::mpsc::unbounded();
+    let runtime = Arc::new(
+        OptionRuntime::new(Arc::new(TokioTimer)).events(Arc::new(ForwardEvents(events_tx))),
+    );
+    let shown = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let ui = tokio::spawn(answer_as_user(runtime.clone(), events_rx, shown.clone()));
     let probe = sandbox.probe();
     // The default gate: permissions (none set: user skills may run), rate limits, and
     // graduated autonomy over the store's trust history, every decision on the audit chain.
@@ -163,8 +178,8 @@ pub async fn orchestrate(
         .approver(approver.clone())
         .llm(model.clone())
         .sandbox(Arc::new(sandbox))
-        .script_approvals(Arc::new(Approvals::new(Arc::new(NonInteractive(
-            ApprovalOption::YesOnce,
+        .script_approvals(Arc::new(Approvals::new(Arc::new(OptionChannel::new(
+            runtime.clone(),
         )))))
         .scratch_dir(scratch.path())
         .build();
@@ -200,6 +215,7 @@ pub async fn orchestrate(
         .execute_task(
             &task,
             TaskRun::new(scope, AGENT)
+                .session("chat-1")
                 .input(CRM_NOTE)
                 .source(Context::source("crm_note"))
                 .progress(progress.clone()),
@@ -218,8 +234,12 @@ pub async fn orchestrate(
     }
     writeln!(
         out,
-        "  the user approves the plan (yes_once); the sandbox asks again for the script (yes_once)"
+        "  the user approves the plan (yes_once); the script is asked about again, through the option runtime"
     )?;
+    ui.abort();
+    for line in shown.lock().map(|s| s.clone()).unwrap_or_default() {
+        writeln!(out, "  {line}")?;
+    }
     for event in progress.events() {
         writeln!(out, "  {}", describe(&event))?;
     }
@@ -237,6 +257,14 @@ pub async fn orchestrate(
                 .unwrap_or_default();
             let first = detail.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             writeln!(out, "  {} {}: {}", step.skill, step.state.as_str(), first)?;
+            if step.skill == "pdf-tools" && step.state.succeeded() {
+                // What the script extracted from the PDF, as the next step saw it.
+                // (Form feeds separate pages; the sanitizer shows them escaped.)
+                let text = detail.lines().skip(1);
+                for line in text.filter(|l| !l.trim().is_empty() && !l.contains("\\u{000c}")) {
+                    writeln!(out, "    | {line}")?;
+                }
+            }
         }
     }
 
@@ -259,6 +287,55 @@ pub async fn orchestrate(
         }
     )?;
     Ok(())
+}
+
+/// The PDF the task is about, shipped with the example (made by `make_spec_pdf.py`).
+const SPEC_PDF: &[u8] = include_bytes!("northwind-2.4-spec.pdf");
+const SPEC_PDF_NAME: &str = "northwind-2.4-spec.pdf";
+
+/// Forwards each option request to the "browser" task.
+struct ForwardEvents(futures::channel::mpsc::UnboundedSender<OptionEvent>);
+
+impl OptionEvents for ForwardEvents {
+    fn emit(&self, event: &OptionEvent) {
+        let _ = self.0.unbounded_send(event.clone());
+    }
+}
+
+/// The host's timer, on tokio (the library picks no runtime; the demo binary does).
+struct TokioTimer;
+
+impl Timer for TokioTimer {
+    fn sleep(&self, duration: std::time::Duration) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}
+
+/// The user's side: every request that arrives is shown and answered `yes_once` with
+/// `submit`, from this task; what it showed goes to `shown`.
+async fn answer_as_user(
+    runtime: Arc<OptionRuntime>,
+    mut events: futures::channel::mpsc::UnboundedReceiver<OptionEvent>,
+    shown: Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    while let Some(event) = futures::StreamExt::next(&mut events).await {
+        let Ok(mut shown) = shown.lock() else { return };
+        let answered = runtime.submit(
+            &event.world,
+            &event.request_id,
+            "yes_once",
+            Some("dana-rep"),
+        );
+        shown.push(format!(
+            "{}: {} -> dana-rep answers yes_once{}",
+            event.event_type,
+            event.title,
+            if answered.is_ok() { "" } else { " (too late)" }
+        ));
+        for line in event.message.lines().skip(1) {
+            shown.push(format!("  {line}"));
+        }
+    }
 }
 
 /// One line per event, from its display form.

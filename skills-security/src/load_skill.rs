@@ -251,7 +251,7 @@ impl<'a> ScriptRunner<'a> {
         dir: &Path,
         script: &str,
         config: &SandboxConfig,
-    ) -> Result<(ResolvedScript, ScriptReport), ScriptReport> {
+    ) -> Result<(ResolvedScript, ScriptReport), Box<ScriptReport>> {
         let mut report = ScriptReport {
             script: script.to_owned(),
             sha256: None,
@@ -274,7 +274,7 @@ impl<'a> ScriptRunner<'a> {
                     detail: format!("refused: {e}"),
                 };
                 report.refused = Some(e);
-                Err(report)
+                Err(Box::new(report))
             }
         }
     }
@@ -370,7 +370,7 @@ impl<'a> ScriptRunner<'a> {
         }
         let resolved = match self.resolve(skill_dir, wanted, &self.config_for(self.trust)) {
             Ok(resolved) => resolved,
-            Err(report) => return Ok(report),
+            Err(report) => return Ok(*report),
         };
         let (_, mut reports) = self
             .approve_and_run((skill, self.trust), vec![resolved], input)
@@ -433,7 +433,7 @@ impl<'a> ScriptRunner<'a> {
                 Some(dir) => match self.resolve(dir, &script, &config) {
                     Ok(resolved) => runnable.push(resolved),
                     Err(report) => {
-                        scripts.insert(script, report);
+                        scripts.insert(script, *report);
                     }
                 },
                 None => {
