@@ -104,7 +104,8 @@ pub fn read_skill_file_tool() -> Result<Tool, ToolError> {
 
 /// `use_skill`: the skill's location, entrypoint and file listing (seed 002 section 8.2), or
 /// one of its two error messages. Matching is case-insensitive on slug, then name; on a clash
-/// the winner answers.
+/// the winner answers. A `deprecated` or `stub` skill answers too (asking by name is how a
+/// deprecated skill is used), with a `Status:` line holding its mark.
 ///
 /// ```
 /// use skills_catalog::{agent_tools::{use_skill, NO_SKILLS}, Resolution};
@@ -125,8 +126,12 @@ pub fn use_skill(resolution: &Resolution, skill_name: &str) -> Result<String, St
         .next()
         .unwrap_or(skills_core::SKILL_MD)
         .to_owned();
+    // Asked for by name, a deprecated skill still answers, with its mark.
+    let status = skills_core::SkillStatus::note_of(skill.status)
+        .map(|note| format!("Status: {note}\n"))
+        .unwrap_or_default();
     let mut text = format!(
-        "Skill: {}\nLocation: {location}/\nEntrypoint: {}\n\nFiles:\n  {entry_file} (entrypoint)\n",
+        "Skill: {}\n{status}Location: {location}/\nEntrypoint: {}\n\nFiles:\n  {entry_file} (entrypoint)\n",
         skill.id, skill.entrypoint
     );
     let mut files: Vec<&str> = skill

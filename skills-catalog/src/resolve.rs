@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
-use skills_core::Skill;
+use serde_json::Value;
+use skills_core::{Skill, SkillStatus};
 use skills_store_traits::{AssignedSkill, SkillSourceKind, SkillStore, TenantId};
 
 use crate::error::Result;
@@ -100,6 +101,15 @@ pub struct ResolvedSkill {
     /// as its installer or an admin decided; `None` for repo skills and stored skills nobody
     /// gave one. Consumers treat `None` as `community`, the lowest level.
     pub trust_level: Option<String>,
+    /// The lifecycle status (seed 001), when the skill declares one: a repo skill's
+    /// [`Skill::status`]; a stored skill's `status` metadata, else its `skill.json`'s
+    /// `status`. Catalogs mark `deprecated` and `stub` entries; selection never picks a
+    /// `deprecated` one on its own.
+    pub status: Option<SkillStatus>,
+    /// The layer (seed 001, 0-4), when the skill declares one: a repo skill's manifest; a
+    /// stored skill's `layer` metadata, else its `skill.json`'s `layer`. Layer 0 (kernel)
+    /// skills run without write access to stores.
+    pub layer: Option<u8>,
 }
 
 /// The merged index and what was noticed while merging.
@@ -239,7 +249,10 @@ impl Resolver {
             _ => skill.id.clone(),
         };
         let sandbox_path = format!("{}/{}", self.sandbox_dir, skill.slug);
+        let (status, layer) = declared(&skill.metadata, &files);
         Some(ResolvedSkill {
+            status,
+            layer,
             entrypoint: format!("{sandbox_path}/{}", skills_core::SKILL_MD),
             store_id: Some(skill.id.clone()),
             sandbox_path: Some(sandbox_path),
@@ -268,6 +281,31 @@ impl Resolver {
             shadowed: false,
         })
     }
+}
+
+/// The status and layer a stored skill declares: its metadata's `status` / `layer`, else
+/// those of its `skill.json` file. A word or number that is not a status or a layer counts
+/// as undeclared, so a malformed file cannot fail a resolution.
+fn declared(
+    metadata: &serde_json::Map<String, Value>,
+    files: &[skills_store_traits::SkillFileRecord],
+) -> (Option<SkillStatus>, Option<u8>) {
+    let manifest: Option<Value> = files
+        .iter()
+        .find(|f| f.relative_path == skills_core::SKILL_JSON)
+        .and_then(|f| serde_json::from_str(&f.content).ok());
+    let field = |key: &str| {
+        metadata
+            .get(key)
+            .or_else(|| manifest.as_ref().and_then(|m| m.get(key)))
+    };
+    let status = field("status")
+        .and_then(Value::as_str)
+        .and_then(|word| word.parse().ok());
+    let layer = field("layer")
+        .and_then(Value::as_u64)
+        .and_then(|n| u8::try_from(n).ok());
+    (status, layer)
 }
 
 /// Enabled assignments of enabled skills, grouped by skill in first-seen (assignment) order.
@@ -321,6 +359,8 @@ fn repo_entry(skill: &Skill) -> ResolvedSkill {
         enabled: true,
         requires_tools: front.map(|f| f.requires_tools.clone()).unwrap_or_default(),
         trust_level: None,
+        status: skill.status(),
+        layer: skill.layer(),
         version: front.and_then(|f| f.version.clone()),
         priority: 0,
         auto_inject: false,

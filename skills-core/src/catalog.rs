@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::skill::{SKILL_JSON, Skill};
+use crate::status::SkillStatus;
 
 /// Escapes `& < > " '` as `&amp; &lt; &gt; &quot; &#x27;` (what the reference validator's
 /// `html.escape` produces).
@@ -38,6 +39,11 @@ pub fn skill_location(skill: &Skill) -> PathBuf {
 /// reference leaves `<location>` unescaped, which lets a directory name close the element;
 /// here it is escaped like the rest. No skills gives the two tags alone.
 ///
+/// A `deprecated` or `stub` skill (see [`Skill::status`]) gets a `<status>` element after
+/// its description holding [`SkillStatus::note`](crate::SkillStatus::note), so the model
+/// knows not to reach for it unasked (or not to take a stub for the real thing); other
+/// skills render exactly as the reference does.
+///
 /// ```
 /// assert_eq!(
 ///     skills_core::catalog::available_skills_xml([]),
@@ -55,6 +61,15 @@ pub fn available_skills_xml<'a>(skills: impl IntoIterator<Item = &'a Skill>) -> 
             "<description>".to_owned(),
             escape_xml(skill.description().trim()),
             "</description>".to_owned(),
+        ]);
+        if let Some(note) = SkillStatus::note_of(skill.status()) {
+            lines.extend([
+                "<status>".to_owned(),
+                escape_xml(note),
+                "</status>".to_owned(),
+            ]);
+        }
+        lines.extend([
             "<location>".to_owned(),
             escape_xml(&skill_location(skill).to_string_lossy()),
             "</location>".to_owned(),
@@ -75,5 +90,36 @@ mod tests {
             escape_xml(r#"<foo> & "bar" 'baz'"#),
             "&lt;foo&gt; &amp; &quot;bar&quot; &#x27;baz&#x27;"
         );
+    }
+
+    fn skill_with(dir: &std::path::Path, name: &str, metadata: &str) -> Skill {
+        let path = dir.join(name);
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(
+            path.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Does {name}.\n{metadata}---\nBody.\n"),
+        )
+        .unwrap();
+        Skill::load(&path, &crate::LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn deprecated_and_stub_skills_are_marked_and_others_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = skill_with(dir.path(), "old", "metadata:\n  status: deprecated\n");
+        let stub = skill_with(dir.path(), "stub", "metadata:\n  status: stub\n");
+        let live = skill_with(dir.path(), "live", "metadata:\n  status: active\n");
+        let plain = skill_with(dir.path(), "plain", "");
+        assert_eq!(old.status(), Some(SkillStatus::Deprecated));
+        assert_eq!(plain.status(), None);
+        let xml = available_skills_xml([&old, &stub, &live, &plain]);
+        let entries: Vec<&str> = xml.split("<skill>").skip(1).collect();
+        assert_eq!(entries.len(), 4);
+        assert!(entries[0].contains(
+            "</description>\n<status>\ndeprecated: being phased out, use only when asked for by name\n</status>\n<location>"
+        ));
+        assert!(entries[1].contains("<status>\nstub: a placeholder"));
+        assert!(!entries[2].contains("<status>"));
+        assert!(!entries[3].contains("<status>"));
     }
 }

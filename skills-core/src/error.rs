@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, shown};
 
 /// Errors from `skills-core`.
 ///
@@ -37,6 +37,29 @@ pub enum Error {
     UnknownSkill {
         /// The name.
         name: String,
+    },
+    /// A native skill's name breaks the naming agreement: it is not a name a skill directory
+    /// could carry. Nothing was registered.
+    #[error(
+        "native skill name `{}` is invalid: {}",
+        shown(name),
+        summarize(diagnostics)
+    )]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// The name rules it breaks.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// A word that is not one of seed 001's statuses (`active`, `stub`, `deprecated`,
+    /// `experimental`).
+    #[error(
+        "`{}` is not one of active, stub, deprecated, experimental",
+        shown(word)
+    )]
+    UnknownStatus {
+        /// The word as given.
+        word: String,
     },
 }
 

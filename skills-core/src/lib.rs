@@ -47,8 +47,12 @@
 //!   file rules and the skill digest.
 //! * [`Discovery`] scans roots; [`load_path`] loads whatever a path names.
 //! * [`catalog`] renders skills for a model's context.
-//! * [`registry::SkillRegistry`] holds loaded and native skills, checks their dependency
-//!   graph and layers, and initializes them in order.
+//! * [`registry::SkillRegistry`] holds loaded and native skills (native names checked
+//!   against seed 001's naming agreement), checks their dependency graph and layers,
+//!   initializes them in order, and lists them by focus
+//!   ([`skills_for_focus`](registry::SkillRegistry::skills_for_focus)).
+//! * [`SkillStatus`] is seed 001's lifecycle: catalogs mark `deprecated` and `stub` skills
+//!   with [`SkillStatus::note`].
 
 pub mod catalog;
 pub mod diagnostic;
@@ -62,6 +66,7 @@ mod name;
 pub mod registry;
 mod skill;
 mod skill_md;
+mod status;
 mod text;
 pub mod tools;
 pub mod yaml;
@@ -71,11 +76,11 @@ pub use discovery::{DEFAULT_PROJECT_ROOTS, Discovery, DiscoveryReport, load_path
 pub use error::Error;
 pub use frontmatter::{CLIENT_KEYS, EXTENSION_KEYS, Frontmatter, STANDARD_KEYS};
 pub use manifest::{
-    DEFAULT_FOCUSES, ManifestOptions, ParsedManifest, SkillManifest, SkillStatus, ToolDefinition,
-    strip_prefix,
+    DEFAULT_FOCUSES, ManifestOptions, ParsedManifest, SkillManifest, ToolDefinition, strip_prefix,
 };
 pub use name::MAX_NAME_CHARS;
 pub use skill::{LoadOptions, SKILL_JSON, SKILL_MD, Skill, SkillReport, load_skill_dir};
 pub use skill_md::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_TAGS, ParseOptions, ParsedSkillMd, SkillMd,
 };
+pub use status::{STATUS_METADATA_KEY, SkillStatus};

@@ -14,7 +14,7 @@
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
-use crate::diagnostic::{Rule, Sink};
+use crate::diagnostic::{Diagnostic, Profile, Rule, Sink, shown};
 
 /// The most characters a name may have.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -109,6 +109,41 @@ pub(crate) fn check(
         }
     }
     name
+}
+
+/// What keeps `name` from being a native skill's name, empty when nothing does.
+///
+/// A native skill joins loaded skills under one namespace (and one dependency graph), so its
+/// name must be one a skill directory could carry (seed 001: "all three naming systems must
+/// agree"): either seed 001's snake_case directory name (`api_client`, the form manifests'
+/// `<skill_name>` takes; kebab-case too) or an Agent Skills name (every rule of [`check`]),
+/// at most [`MAX_NAME_CHARS`] characters, and written in the canonical form (trimmed, NFC)
+/// the registry compares.
+pub(crate) fn native_problems(name: &str) -> Vec<Diagnostic> {
+    let mut sink = Sink::new(Profile::Spec, None);
+    if crate::manifest::is_skill_name(name) {
+        let chars = name.chars().count();
+        if chars > MAX_NAME_CHARS {
+            sink.push(
+                Rule::NameTooLong,
+                None,
+                format!("skill name is {chars} characters; the limit is {MAX_NAME_CHARS}"),
+            );
+        }
+        return sink.items;
+    }
+    let canonical = check(name, None, None, &mut sink);
+    if canonical != name && !canonical.is_empty() {
+        sink.push(
+            Rule::NameInvalidCharacters,
+            None,
+            format!(
+                "skill name `{}` must be written as `{canonical}` (trimmed, in NFC)",
+                shown(name)
+            ),
+        );
+    }
+    sink.items
 }
 
 /// Letters and numbers (Unicode general categories L and N) and `-`.
@@ -255,5 +290,35 @@ mod tests {
     fn combining_marks_that_do_not_compose_are_invalid() {
         // A Devanagari vowel sign (Mc) is neither a letter nor a digit.
         assert_eq!(rules("कि", None), vec![Rule::NameInvalidCharacters]);
+    }
+
+    #[test]
+    fn native_names_are_the_names_a_directory_could_carry() {
+        // Seed 001's snake_case, kebab-case, and Agent Skills names.
+        for name in [
+            "api_client",
+            "input_guard",
+            "web-search",
+            "a1",
+            "技能",
+            "café",
+        ] {
+            assert_eq!(native_problems(name), vec![], "{name}");
+        }
+        assert_eq!(native_problems(&"a".repeat(64)), vec![]);
+        let rules_of =
+            |name: &str| -> Vec<Rule> { native_problems(name).iter().map(|d| d.rule).collect() };
+        assert_eq!(rules_of(&"a_b".repeat(22)), vec![Rule::NameTooLong]);
+        assert_eq!(rules_of(&"é".repeat(65)), vec![Rule::NameTooLong]);
+        assert_eq!(rules_of("ApiClient"), vec![Rule::NameNotLowercase]);
+        assert_eq!(rules_of("api client"), vec![Rule::NameInvalidCharacters]);
+        assert_eq!(rules_of("../etc"), vec![Rule::NameInvalidCharacters]);
+        assert_eq!(rules_of("_api"), vec![Rule::NameInvalidCharacters]);
+        assert_eq!(rules_of("api__client"), vec![Rule::NameInvalidCharacters]);
+        assert_eq!(rules_of("ｐｄｆ"), vec![Rule::NameLookalike]);
+        assert_eq!(rules_of(""), vec![Rule::NameMissing]);
+        // Not canonical: padded, or decomposed where the registry compares composed names.
+        assert_eq!(rules_of(" api "), vec![Rule::NameInvalidCharacters]);
+        assert_eq!(rules_of("cafe\u{301}"), vec![Rule::NameInvalidCharacters]);
     }
 }

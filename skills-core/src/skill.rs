@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::files::{self, FileLimits, SkillFile};
 use crate::manifest::{ManifestOptions, SkillManifest, ToolDefinition, strip_prefix};
 use crate::skill_md::{ParseOptions, SkillMd};
+use crate::status::SkillStatus;
 
 /// The entry file's exact name.
 pub const SKILL_MD: &str = "SKILL.md";
@@ -158,6 +159,25 @@ impl Skill {
         self.manifest
             .as_ref()
             .map_or(&[], |m| m.dependencies.as_slice())
+    }
+
+    /// The lifecycle status: the manifest's `status`, else a SKILL.md `metadata.status`
+    /// (see [`STATUS_METADATA_KEY`](crate::STATUS_METADATA_KEY)) naming one of the four
+    /// statuses; `None` when neither says (an active skill).
+    pub fn status(&self) -> Option<SkillStatus> {
+        self.manifest.as_ref().and_then(|m| m.status).or_else(|| {
+            self.skill_md
+                .as_ref()
+                .and_then(|md| md.frontmatter.metadata.get(crate::STATUS_METADATA_KEY))
+                .and_then(|word| word.parse().ok())
+        })
+    }
+
+    /// The agent focuses the manifest says this skill suits (seed 001 `focus_affinity`).
+    pub fn focus_affinity(&self) -> &[String] {
+        self.manifest
+            .as_ref()
+            .map_or(&[], |m| m.focus_affinity.as_slice())
     }
 
     /// The tools the manifest defines.

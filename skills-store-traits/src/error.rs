@@ -45,6 +45,13 @@ pub enum Error {
         /// The state the store holds.
         found: String,
     },
+    /// The handle is read-only (see [`crate::read_only`]): the write was refused before the
+    /// store saw it, so nothing changed.
+    #[error("`{operation}` refused: this store handle is read-only")]
+    ReadOnly {
+        /// The trait method that was called (`add_fact`, `create_skill`, ...).
+        operation: &'static str,
+    },
     /// The backend failed (I/O, a database error, a poisoned lock).
     #[error("store backend failed: {message}")]
     Backend {

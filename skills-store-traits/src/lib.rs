@@ -48,6 +48,7 @@ pub mod learning;
 pub mod memory;
 pub mod packages;
 pub mod plans;
+pub mod read_only;
 pub mod skills;
 pub mod tenancy;
 pub mod time;
@@ -63,6 +64,7 @@ pub use learning::LearningStore;
 pub use memory::MemoryStore;
 pub use packages::PackageStore;
 pub use plans::PlanStore;
+pub use read_only::ReadOnly;
 pub use skills::{
     AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill,
     NewSkillFile, SKILL_CATEGORIES, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,

@@ -5,11 +5,17 @@
 //! breaks out of the catalog's structure (`</skill>`, a fake list item, control characters).
 //! Guarantee: descriptions are collapsed to one line with control characters removed, and
 //! every value inside XML is escaped; nothing a skill writes can start a new entry.
+//!
+//! Seed 001's lifecycle: a `deprecated` or `stub` entry carries
+//! [`SkillStatus::note`](skills_core::SkillStatus::note) in every form (a bracketed tag in
+//! the Available Skills list, a `status` attribute on its auto-inject block, a `<status>`
+//! element in the XML), so the model knows not to reach for it unasked.
 
 pub mod tokens;
 
 use crate::resolve::{ResolvedSkill, SkillOrigin};
 use crate::sandbox::DEFAULT_SANDBOX_SKILLS_DIR;
+use skills_core::SkillStatus;
 use skills_core::catalog::escape_xml;
 pub use tokens::{Budget, EstimatedTokens, TokenCounter};
 
@@ -99,8 +105,11 @@ fn list_line(skill: &ResolvedSkill) -> String {
         Some('.' | '!' | '?') => " ",
         Some(_) => ". ",
     };
+    let status = SkillStatus::note_of(skill.status)
+        .map(|note| format!(" [{note}]"))
+        .unwrap_or_default();
     format!(
-        "- **{}** — {description}{separator}Read: {} {}",
+        "- **{}** — {description}{separator}Read: {} {}{status}",
         one_line(&skill.id),
         one_line(&skill.entrypoint),
         source_tag(skill)
@@ -279,8 +288,11 @@ fn auto_inject_blocks(
         } else {
             out.auto_injected.push(skill.id.clone());
         }
+        let status = SkillStatus::note_of(skill.status)
+            .map(|note| format!(" status=\"{}\"", escape_xml(note)))
+            .unwrap_or_default();
         text.push_str(&format!(
-            "<skill name=\"{}\" path=\"{}\">\n{}\nRead the full SKILL.md at the path above for detailed instructions.\n</skill>\n",
+            "<skill name=\"{}\" path=\"{}\"{status}>\n{}\nRead the full SKILL.md at the path above for detailed instructions.\n</skill>\n",
             escape_xml(&skill.id),
             escape_xml(&skill.entrypoint),
             escape_xml(&description)
@@ -292,7 +304,9 @@ fn auto_inject_blocks(
 /// The Agent Skills catalog XML (the reference validator's `to-prompt` shape) for resolved
 /// skills, in the given order: `<available_skills>` with one `<skill>` per entry holding
 /// `<name>`, `<description>` (trimmed) and `<location>` (the entrypoint), each value on its
-/// own line and escaped. No skills give the two tags alone, as the reference does.
+/// own line and escaped. No skills give the two tags alone, as the reference does. A
+/// `deprecated` or `stub` entry also holds a `<status>` element (its note) after the
+/// description, as `skills_core::catalog::available_skills_xml` writes it.
 pub fn agent_skills_xml(skills: &[ResolvedSkill]) -> String {
     let mut text = String::from("<available_skills>");
     for skill in skills {
@@ -304,8 +318,11 @@ pub fn agent_skills_xml(skills: &[ResolvedSkill]) -> String {
 }
 
 fn xml_entry(skill: &ResolvedSkill) -> String {
+    let status = SkillStatus::note_of(skill.status)
+        .map(|note| format!("<status>\n{}\n</status>\n", escape_xml(note)))
+        .unwrap_or_default();
     format!(
-        "<skill>\n<name>\n{}\n</name>\n<description>\n{}\n</description>\n<location>\n{}\n</location>\n</skill>",
+        "<skill>\n<name>\n{}\n</name>\n<description>\n{}\n</description>\n{status}<location>\n{}\n</location>\n</skill>",
         escape_xml(&skill.name),
         escape_xml(skill.description.trim()),
         escape_xml(&skill.entrypoint)
@@ -362,3 +379,6 @@ pub fn agent_skills_xml_within(skills: &[ResolvedSkill], budget: Budget<'_>) -> 
     };
     out
 }
+
+#[cfg(test)]
+mod tests;

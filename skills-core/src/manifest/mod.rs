@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::diagnostic::{Diagnostic, Profile, Rule, Sink, has_errors};
 use crate::error::Error;
+use crate::status::SkillStatus;
 
 mod json;
 mod schema;
@@ -81,32 +82,6 @@ impl ManifestOptions {
         ManifestOptions {
             prefix: prefix.into(),
             ..ManifestOptions::default()
-        }
-    }
-}
-
-/// A skill's lifecycle status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SkillStatus {
-    /// Production-ready.
-    Active,
-    /// A placeholder with an in-memory implementation.
-    Stub,
-    /// Being phased out.
-    Deprecated,
-    /// Under development.
-    Experimental,
-}
-
-impl SkillStatus {
-    fn parse(text: &str) -> Option<SkillStatus> {
-        match text {
-            "active" => Some(SkillStatus::Active),
-            "stub" => Some(SkillStatus::Stub),
-            "deprecated" => Some(SkillStatus::Deprecated),
-            "experimental" => Some(SkillStatus::Experimental),
-            _ => None,
         }
     }
 }
@@ -269,7 +244,7 @@ pub fn strip_prefix<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 /// `^[a-z0-9]+([_-][a-z0-9]+)*$`: snake_case or kebab-case ASCII.
-fn is_skill_name(name: &str) -> bool {
+pub(crate) fn is_skill_name(name: &str) -> bool {
     !name.is_empty()
         && name.split(['_', '-']).all(|part| {
             !part.is_empty()

@@ -16,6 +16,7 @@ pub use native::{BoxError, HealthStatus, NativeSkill};
 use crate::diagnostic::{Diagnostic, Profile, Rule};
 use crate::error::Error;
 use crate::skill::Skill;
+use crate::status::SkillStatus;
 
 /// A skill in the registry.
 #[derive(Clone)]
@@ -57,6 +58,22 @@ impl RegisteredSkill {
         match self {
             RegisteredSkill::Loaded(skill) => skill.dependencies().to_vec(),
             RegisteredSkill::Native(skill) => skill.dependencies(),
+        }
+    }
+
+    /// Its lifecycle status (`None`: active).
+    pub fn status(&self) -> Option<SkillStatus> {
+        match self {
+            RegisteredSkill::Loaded(skill) => skill.status(),
+            RegisteredSkill::Native(skill) => skill.status(),
+        }
+    }
+
+    /// The agent focuses it suits.
+    pub fn focus_affinity(&self) -> Vec<String> {
+        match self {
+            RegisteredSkill::Loaded(skill) => skill.focus_affinity().to_vec(),
+            RegisteredSkill::Native(skill) => skill.focus_affinity(),
         }
     }
 }
@@ -133,8 +150,36 @@ impl SkillRegistry {
         self.insert(RegisteredSkill::Loaded(Box::new(skill)))
     }
 
-    /// Registers a native skill; a name already taken is refused.
+    /// Registers a native skill. A name a skill directory could not carry (seed 001's
+    /// naming agreement: snake_case like `api_client`, or an Agent Skills name, canonical and
+    /// at most 64 characters) is refused with [`Error::InvalidName`] naming every rule it
+    /// breaks; a name already taken with [`Error::DuplicateSkill`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use async_trait::async_trait;
+    /// use skills_core::registry::{NativeSkill, SkillRegistry};
+    ///
+    /// struct Named(&'static str);
+    /// #[async_trait]
+    /// impl NativeSkill for Named {
+    ///     fn name(&self) -> &str { self.0 }
+    /// }
+    ///
+    /// let mut registry = SkillRegistry::default();
+    /// assert!(registry.register_native(Arc::new(Named("input_guard"))).is_ok());
+    /// let refused = registry.register_native(Arc::new(Named("InputGuard")));
+    /// assert!(matches!(refused, Err(skills_core::Error::InvalidName { .. })));
+    /// assert_eq!(registry.len(), 1);
+    /// ```
     pub fn register_native(&mut self, skill: Arc<dyn NativeSkill>) -> Result<(), Error> {
+        let diagnostics = crate::name::native_problems(skill.name());
+        if !diagnostics.is_empty() {
+            return Err(Error::InvalidName {
+                name: skill.name().to_owned(),
+                diagnostics,
+            });
+        }
         self.insert(RegisteredSkill::Native(skill))
     }
 
@@ -182,6 +227,54 @@ impl SkillRegistry {
     /// Every skill, by name.
     pub fn iter(&self) -> impl Iterator<Item = &RegisteredSkill> {
         self.skills.values()
+    }
+
+    /// The skills whose `focus_affinity` names `focus` (seed 001's agent focuses:
+    /// `orchestrator`, `devsecops`, `data`, ...), loaded and native alike, in name order.
+    /// Focuses compare trimmed and ASCII case-insensitively. Deprecated skills are listed
+    /// too (with their [`status`](RegisteredSkill::status)): this is a listing, not a
+    /// choice; selection leaves them out.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use async_trait::async_trait;
+    /// use skills_core::registry::{NativeSkill, SkillRegistry};
+    /// use skills_core::SkillStatus;
+    ///
+    /// struct Focused(&'static str, &'static [&'static str], Option<SkillStatus>);
+    /// #[async_trait]
+    /// impl NativeSkill for Focused {
+    ///     fn name(&self) -> &str { self.0 }
+    ///     fn focus_affinity(&self) -> Vec<String> { self.1.iter().map(|f| f.to_string()).collect() }
+    ///     fn status(&self) -> Option<SkillStatus> { self.2 }
+    /// }
+    ///
+    /// let mut registry = SkillRegistry::default();
+    /// registry.register_native(Arc::new(Focused("social", &["creative", "social"], None)))?;
+    /// registry.register_native(Arc::new(Focused("memeothy", &["creative", "social"], None)))?;
+    /// registry.register_native(Arc::new(Focused("market_data", &["trader"], None)))?;
+    /// registry.register_native(Arc::new(Focused("old_poster", &["social"], Some(SkillStatus::Deprecated))))?;
+    ///
+    /// let social: Vec<&str> = registry.skills_for_focus("social").iter().map(|s| s.name()).collect();
+    /// assert_eq!(social, ["memeothy", "old_poster", "social"]);
+    /// assert_eq!(registry.skills_for_focus("Trader")[0].name(), "market_data");
+    /// assert!(registry.skills_for_focus("journalist").is_empty());
+    /// # Ok::<(), skills_core::Error>(())
+    /// ```
+    pub fn skills_for_focus(&self, focus: &str) -> Vec<&RegisteredSkill> {
+        let focus = focus.trim();
+        if focus.is_empty() {
+            return Vec::new();
+        }
+        self.skills
+            .values()
+            .filter(|skill| {
+                skill
+                    .focus_affinity()
+                    .iter()
+                    .any(|f| f.trim().eq_ignore_ascii_case(focus))
+            })
+            .collect()
     }
 
     /// How many skills are registered.
@@ -301,143 +394,4 @@ impl SkillRegistry {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use async_trait::async_trait;
-    use futures::executor::block_on;
-    use std::sync::Mutex;
-
-    struct Probe {
-        name: &'static str,
-        layer: Option<u8>,
-        deps: Vec<String>,
-        fail: bool,
-        health: HealthStatus,
-        log: Arc<Mutex<Vec<String>>>,
-    }
-
-    #[async_trait]
-    impl NativeSkill for Probe {
-        fn name(&self) -> &str {
-            self.name
-        }
-        fn layer(&self) -> Option<u8> {
-            self.layer
-        }
-        fn dependencies(&self) -> Vec<String> {
-            self.deps.clone()
-        }
-        async fn initialize(&self) -> Result<(), BoxError> {
-            self.log.lock().unwrap().push(self.name.to_owned());
-            if self.fail {
-                Err("boom".into())
-            } else {
-                Ok(())
-            }
-        }
-        async fn health_check(&self) -> HealthStatus {
-            self.health.clone()
-        }
-    }
-
-    fn probe(
-        log: &Arc<Mutex<Vec<String>>>,
-        name: &'static str,
-        layer: u8,
-        deps: &[&str],
-        fail: bool,
-    ) -> Arc<Probe> {
-        Arc::new(Probe {
-            name,
-            layer: Some(layer),
-            deps: deps.iter().map(|d| (*d).to_owned()).collect(),
-            fail,
-            health: HealthStatus::Healthy,
-            log: Arc::clone(log),
-        })
-    }
-
-    #[test]
-    fn duplicates_are_refused() {
-        let log = Arc::default();
-        let mut registry = SkillRegistry::default();
-        registry
-            .register_native(probe(&log, "a", 3, &[], false))
-            .unwrap();
-        let err = registry
-            .register_native(probe(&log, "a", 3, &[], false))
-            .unwrap_err();
-        assert!(matches!(err, Error::DuplicateSkill { name } if name == "a"));
-        assert_eq!(registry.len(), 1);
-        assert!(registry.remove("a").is_ok());
-        assert!(matches!(
-            registry.remove("a"),
-            Err(Error::UnknownSkill { .. })
-        ));
-    }
-
-    #[test]
-    fn initialization_follows_dependencies_and_stops_at_failures() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let mut registry = SkillRegistry::default();
-        for skill in [
-            probe(&log, "schedule", 4, &["research"], false),
-            probe(&log, "research", 3, &["llm"], false),
-            probe(&log, "llm", 2, &["api_client"], true),
-            probe(&log, "api_client", 1, &[], false),
-            probe(&log, "guard", 0, &[], false),
-        ] {
-            registry.register_native(skill).unwrap();
-        }
-        let report = block_on(registry.initialize());
-        // Ties go to the lower layer.
-        assert_eq!(report.ready, vec!["guard", "api_client"]);
-        assert_eq!(
-            report.not_ready.iter().collect::<Vec<_>>(),
-            vec!["llm", "research", "schedule"]
-        );
-        // `llm` ran and failed; nothing that depends on it was started.
-        assert_eq!(*log.lock().unwrap(), vec!["guard", "api_client", "llm"]);
-        let rules: Vec<Rule> = report.diagnostics.iter().map(|d| d.rule).collect();
-        assert_eq!(
-            rules,
-            vec![
-                Rule::InitializationFailed,
-                Rule::DependencyUnavailable,
-                Rule::DependencyUnavailable
-            ]
-        );
-    }
-
-    #[test]
-    fn health_is_the_worst_of_all() {
-        let log: Arc<Mutex<Vec<String>>> = Arc::default();
-        let mut registry = SkillRegistry::default();
-        assert_eq!(block_on(registry.health()).overall, HealthStatus::Healthy);
-        let statuses = [
-            ("a", HealthStatus::Healthy),
-            ("b", HealthStatus::Degraded("slow".into())),
-            ("c", HealthStatus::Healthy),
-        ];
-        for (name, health) in statuses {
-            registry
-                .register_native(Arc::new(Probe {
-                    name,
-                    layer: None,
-                    deps: vec![],
-                    fail: false,
-                    health,
-                    log: Arc::clone(&log),
-                }))
-                .unwrap();
-        }
-        let report = block_on(registry.health());
-        assert_eq!(report.overall, HealthStatus::Degraded("slow".into()));
-        registry
-            .register_native(probe(&log, "d", 3, &["ghost"], false))
-            .unwrap();
-        let report = block_on(registry.health());
-        assert!(matches!(report.overall, HealthStatus::Unhealthy(_)));
-        assert!(matches!(report.skills["d"], HealthStatus::Unhealthy(_)));
-    }
-}
+mod tests;

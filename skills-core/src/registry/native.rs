@@ -5,6 +5,8 @@ use std::fmt;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use crate::status::SkillStatus;
+
 /// The error type a native skill's `initialize` may return.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -39,6 +41,10 @@ impl fmt::Display for HealthStatus {
 
 /// A skill implemented in Rust and registered beside skills loaded from disk.
 ///
+/// Its [`name`](NativeSkill::name) must be one a skill directory could carry (seed 001's
+/// snake_case `api_client`, or an Agent Skills name); registering any other is refused with
+/// [`Error::InvalidName`](crate::Error::InvalidName).
+///
 /// Each call to [`SkillRegistry::initialize`](super::SkillRegistry::initialize) calls
 /// [`initialize`](NativeSkill::initialize) once, after every dependency has initialized
 /// (so a skill that is initialized twice should make the second call cheap), and
@@ -71,6 +77,19 @@ pub trait NativeSkill: Send + Sync {
 
     /// The names of the skills this one needs initialized first.
     fn dependencies(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Its lifecycle status; `None` (the default) is an active skill. A deprecated skill
+    /// stays registered and runnable by name, but is marked in listings and never chosen
+    /// automatically.
+    fn status(&self) -> Option<SkillStatus> {
+        None
+    }
+
+    /// The agent focuses it suits (seed 001 `focus_affinity`), read by
+    /// [`SkillRegistry::skills_for_focus`](super::SkillRegistry::skills_for_focus).
+    fn focus_affinity(&self) -> Vec<String> {
         Vec::new()
     }
 

@@ -189,7 +189,10 @@ fn index_lines(skills: &[SkillCandidate]) -> Vec<String> {
                 format!(" ({})", inline(&skill.name))
             };
             let description = inline(&first_words(&skill.description, INDEX_DESCRIPTION_WORDS));
-            format!("- {}{name}: {description}", inline(&skill.id))
+            let status = skills_core::SkillStatus::note_of(skill.status)
+                .map(|note| format!(" [{note}]"))
+                .unwrap_or_default();
+            format!("- {}{name}{status}: {description}", inline(&skill.id))
         })
         .collect()
 }

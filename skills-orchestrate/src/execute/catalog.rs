@@ -32,7 +32,8 @@ pub fn default_trust(skill: &ResolvedSkill) -> TrustLevel {
 /// host naming which run natively or as scripts, their trust levels and risks.
 ///
 /// The instructions are the SKILL.md body; `metadata.summary_verbosity` (`minimal`,
-/// `standard`, `detailed`) sets the summary length.
+/// `standard`, `detailed`) sets the summary length; the layer is the one the skill declares
+/// ([`ResolvedSkill::layer`]).
 ///
 /// ```
 /// use skills_catalog::Resolver;
@@ -206,6 +207,7 @@ impl SkillProvider for CatalogSkills {
             .path(resolved.source_ref.clone())
             .category(resolved.category.clone());
         skill.kind = self.kind(resolved);
+        skill.layer = resolved.layer;
         if let Some(version) = version.or_else(|| resolved.version.clone()) {
             skill = skill.version(version);
         }

@@ -79,6 +79,7 @@ impl Executor {
             briefing: call.step.briefing.clone(),
             input,
             context,
+            stores: self.parts.natives.stores_for(skill),
         };
         match skill.timeout {
             Some(limit) => timeout(self.parts.timer.as_ref(), limit, native.run(&input))

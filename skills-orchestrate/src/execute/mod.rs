@@ -102,6 +102,7 @@ mod retry;
 mod schedule;
 mod skills;
 mod step;
+mod stores;
 mod timer;
 
 pub use approve::{ApprovalAnswer, ApprovalPrompt, FixedApprover, StepApprover};
@@ -117,6 +118,8 @@ pub use native::{NativeSkill, NativeSkills, SkillInput};
 pub use result::{ExecutionResult, StepResult, StepState};
 pub use retry::{RetryPolicy, StepError, StepErrorKind};
 pub use skills::{
-    DEFAULT_OUTPUT_FORMAT, InMemorySkills, ScriptSpec, SkillDefinition, SkillKind, SkillProvider,
+    DEFAULT_OUTPUT_FORMAT, InMemorySkills, KERNEL_LAYER, ScriptSpec, SkillDefinition, SkillKind,
+    SkillProvider,
 };
+pub use stores::SkillStores;
 pub use timer::{ThreadTimer, Timer, timeout};

@@ -12,6 +12,8 @@ use async_trait::async_trait;
 
 use super::memory::StepOutput;
 use super::retry::StepError;
+use super::skills::SkillDefinition;
+use super::stores::SkillStores;
 
 /// What a native skill is given: the same isolated view an instruction skill's model gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,10 +33,17 @@ pub struct SkillInput {
     /// The rendered sub-agent context (`<task>`, `<skill_instructions>`, `<input_data>`,
     /// `<output_format>`) within the execution budget.
     pub context: String,
+    /// The host's stores ([`NativeSkills::with_stores`]); read-only when the skill sits in
+    /// the kernel layer ([`SkillDefinition::is_kernel`]).
+    pub stores: SkillStores,
 }
 
 /// A skill implemented in Rust, run as a plan step. Object safe; hosts register an
 /// `Arc<dyn NativeSkill>` by name with the executor.
+///
+/// It reaches the host's stores through [`SkillInput::stores`]: a skill in the kernel layer
+/// ([`SkillDefinition::layer`] 0) gets them read-only, and its writes fail with
+/// [`skills_store_traits::Error::ReadOnly`].
 ///
 /// Its output is checked like any other: a value it was not cleared for, or a made-up
 /// token, blocks the step.
@@ -58,10 +67,11 @@ pub trait NativeSkill: Send + Sync {
     async fn run(&self, input: &SkillInput) -> Result<StepOutput, StepError>;
 }
 
-/// Native skills by name.
+/// Native skills by name, and the stores they are handed at run time.
 #[derive(Clone, Default)]
 pub struct NativeSkills {
     skills: BTreeMap<String, Arc<dyn NativeSkill>>,
+    stores: SkillStores,
 }
 
 impl fmt::Debug for NativeSkills {
@@ -89,5 +99,36 @@ impl NativeSkills {
     /// The registered names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.skills.keys().map(String::as_str)
+    }
+
+    /// The stores every native skill is handed in [`SkillInput::stores`] (default: none).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use skills_orchestrate::execute::{NativeSkills, SkillStores};
+    /// use skills_store_traits::in_memory::InMemoryMemoryStore;
+    ///
+    /// let natives = NativeSkills::new()
+    ///     .with_stores(SkillStores::new().with_memory(Arc::new(InMemoryMemoryStore::new())));
+    /// assert!(natives.stores().memory().is_some());
+    /// ```
+    pub fn with_stores(mut self, stores: SkillStores) -> Self {
+        self.stores = stores;
+        self
+    }
+
+    /// The stores handed to native skills.
+    pub fn stores(&self) -> &SkillStores {
+        &self.stores
+    }
+
+    /// The stores `skill` gets for one run: read-only when it sits in the kernel layer
+    /// (seed 001: layer 0 is read-only at run time), the host's otherwise.
+    pub(super) fn stores_for(&self, skill: &SkillDefinition) -> SkillStores {
+        if skill.is_kernel() {
+            self.stores.read_only()
+        } else {
+            self.stores.clone()
+        }
     }
 }

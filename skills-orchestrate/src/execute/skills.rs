@@ -123,7 +123,14 @@ pub struct SkillDefinition {
     pub timeout: Option<Duration>,
     /// A retry policy overriding the executor's.
     pub retry: Option<RetryPolicy>,
+    /// Its layer (seed 001, 0-4), when known. A native skill in layer 0 ([`KERNEL_LAYER`])
+    /// gets its [stores](super::SkillStores) read-only: seed 001's kernel is read-only at run
+    /// time.
+    pub layer: Option<u8>,
 }
+
+/// Seed 001's kernel layer: identity and security skills, read-only at run time.
+pub const KERNEL_LAYER: u8 = 0;
 
 /// The output format asked of instruction skills unless the skill declares its own.
 pub const DEFAULT_OUTPUT_FORMAT: &str = "Answer in plain text. Optionally answer with one JSON \
@@ -146,6 +153,7 @@ impl SkillDefinition {
             output_format: DEFAULT_OUTPUT_FORMAT.to_owned(),
             timeout: None,
             retry: None,
+            layer: None,
         }
     }
 
@@ -237,6 +245,17 @@ impl SkillDefinition {
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
+    }
+
+    /// Sets the layer (see [`SkillDefinition::layer`]).
+    pub fn layer(mut self, layer: u8) -> Self {
+        self.layer = Some(layer);
+        self
+    }
+
+    /// True when it sits in the kernel layer ([`KERNEL_LAYER`]).
+    pub fn is_kernel(&self) -> bool {
+        self.layer == Some(KERNEL_LAYER)
     }
 }
 

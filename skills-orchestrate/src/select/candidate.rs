@@ -1,9 +1,9 @@
-//! What the selector knows about a skill it may pick: id, name, description, tags and
-//! trigger phrases.
+//! What the selector knows about a skill it may pick: id, name, description, tags, trigger
+//! phrases and lifecycle status.
 
 use serde::{Deserialize, Serialize};
 use skills_catalog::ResolvedSkill;
-use skills_core::Skill;
+use skills_core::{Skill, SkillStatus};
 
 /// The metadata key (in SKILL.md `metadata`) whose comma-separated value lists a skill's
 /// trigger phrases: `metadata: {triggers: "summarize pdf, extract tables"}`.
@@ -35,6 +35,11 @@ pub struct SkillCandidate {
     /// Phrases that, found in a task, call for it (seed 003 `triggers`).
     #[serde(default)]
     pub triggers: Vec<String>,
+    /// Its lifecycle status (seed 001); `None` is an active skill. A `deprecated` candidate
+    /// is never selected automatically (only by a [`Task::requested_skills`](super::Task)
+    /// request naming it); `stub` and `deprecated` ones are marked where skills are listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<SkillStatus>,
 }
 
 fn phrases<I, S>(items: I) -> Vec<String>
@@ -87,8 +92,19 @@ impl SkillCandidate {
         self
     }
 
+    /// Sets the lifecycle status.
+    pub fn status(mut self, status: SkillStatus) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// True when its status is `deprecated`: automatic selection passes it over.
+    pub fn is_deprecated(&self) -> bool {
+        self.status.is_some_and(SkillStatus::is_deprecated)
+    }
+
     /// A loaded skill: its lowercase name as id, its frontmatter tags, and the trigger phrases
-    /// of its [`TRIGGERS_METADATA_KEY`] metadata.
+    /// of its [`TRIGGERS_METADATA_KEY`] metadata, and its [status](Skill::status).
     pub fn from_skill(skill: &Skill) -> Self {
         let front = skill.skill_md().map(|md| &md.frontmatter);
         let triggers = front
@@ -103,6 +119,7 @@ impl SkillCandidate {
                 .map(|f| phrases(f.tags.iter().cloned()))
                 .unwrap_or_default(),
             triggers,
+            status: skill.status(),
         }
     }
 }
@@ -116,6 +133,7 @@ impl From<&ResolvedSkill> for SkillCandidate {
             description: skill.description.clone(),
             tags: phrases(skill.tags.iter().cloned()),
             triggers: Vec::new(),
+            status: skill.status,
         }
     }
 }

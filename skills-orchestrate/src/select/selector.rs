@@ -6,10 +6,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use skills_core::SkillStatus;
 use skills_core::catalog::escape_xml;
 
 use super::agents::AgentSkills;
-use super::analysis::{ExecutionApproach, SkillAnalysis};
+use super::analysis::{ExecutionApproach, RequiredSkill, SkillAnalysis};
 use super::candidate::SkillCandidate;
 use super::fallback::FallbackSelector;
 use super::task::Task;
@@ -43,6 +44,8 @@ pub enum SelectionSource {
     },
     /// The deterministic fallback (no model configured).
     Fallback,
+    /// The task named its skills ([`Task::requested_skills`]); nothing was chosen.
+    Requested,
     /// The agent has no available skill, so nothing was asked.
     NothingAvailable,
 }
@@ -221,8 +224,8 @@ impl SkillSelector {
     }
 
     /// The candidates `agent_type` may use, in the map's order (the first candidate wins
-    /// when two share an id).
-    pub fn available(
+    /// when two share an id), deprecated ones included: what a request by name may name.
+    pub fn permitted(
         &self,
         agent_type: &str,
         candidates: &[SkillCandidate],
@@ -234,7 +237,53 @@ impl SkillSelector {
             .collect()
     }
 
-    /// Chooses skills for `task` among the `candidates` that `agent_type` may use.
+    /// The candidates automatic selection may pick for `agent_type`: those it
+    /// [may use](SkillSelector::permitted), less the deprecated ones (seed 001: being phased
+    /// out, so neither the model nor the fallback is offered them).
+    pub fn available(
+        &self,
+        agent_type: &str,
+        candidates: &[SkillCandidate],
+    ) -> Vec<SkillCandidate> {
+        let mut available = self.permitted(agent_type, candidates);
+        available.retain(|c| !c.is_deprecated());
+        available
+    }
+
+    /// The selection a task that names its skills asks for: each requested id, in order,
+    /// sequentially, critical. An id the agent may not use is [`Error::UnknownSkill`].
+    fn requested(
+        &self,
+        agent_type: &str,
+        task: &Task,
+        candidates: &[SkillCandidate],
+    ) -> Result<Selection> {
+        let permitted = self.permitted(agent_type, candidates);
+        let mut analysis = SkillAnalysis::default();
+        for id in &task.requested_skills {
+            if !permitted.iter().any(|c| c.id == *id) {
+                return Err(Error::UnknownSkill(id.clone()));
+            }
+            analysis.required_skills.push(RequiredSkill {
+                skill_id: id.clone(),
+                reason: "requested by name".to_owned(),
+                critical: true,
+            });
+        }
+        analysis.skills_needed = !analysis.required_skills.is_empty();
+        analysis.execution_approach = ExecutionApproach::Sequential;
+        Ok(Selection {
+            analysis,
+            source: SelectionSource::Requested,
+            usage: TokenUsage::default(),
+        })
+    }
+
+    /// Chooses skills for `task` among the `candidates` that `agent_type` may use, except
+    /// deprecated ones ([`available`](SkillSelector::available)). A task that names its
+    /// skills ([`Task::requested_skills`]) gets exactly those instead, deprecated ones
+    /// included, without asking the model ([`SelectionSource::Requested`]); naming a skill
+    /// the agent may not use is [`Error::UnknownSkill`].
     ///
     /// With a model: one call; an answer that is not JSON, breaks the schema or names a skill
     /// the agent may not use is sent back once with the reasons; a second refusal is
@@ -246,6 +295,9 @@ impl SkillSelector {
         task: &Task,
         candidates: &[SkillCandidate],
     ) -> Result<Selection> {
+        if !task.requested_skills.is_empty() {
+            return self.requested(agent_type, task, candidates);
+        }
         let available = self.available(agent_type, candidates);
         if available.is_empty() {
             return Ok(Selection {
@@ -308,8 +360,12 @@ fn selection_prompt(task: &Task, available: &[SkillCandidate]) -> String {
     let skills: Vec<String> = available
         .iter()
         .map(|c| {
+            // Deprecated skills never get here; a stub is offered with its mark.
+            let status = SkillStatus::note_of(c.status)
+                .map(|note| format!(" [{}]", escape_xml(note)))
+                .unwrap_or_default();
             format!(
-                "- {}: {}",
+                "- {}{status}: {}",
                 escape_xml(&c.id),
                 escape_xml(&first_words(&c.description, DESCRIPTION_WORDS))
             )

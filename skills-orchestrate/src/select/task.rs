@@ -38,6 +38,11 @@ pub struct Task {
     /// Topics the task is about.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
+    /// Skills asked for by name (by the user or the host), in the order to run them. When
+    /// set, [`SkillSelector::select`](super::SkillSelector::select) chooses exactly these
+    /// (a `deprecated` skill too: asking by name is how one is used) instead of choosing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requested_skills: Vec<String>,
 }
 
 impl Task {
@@ -84,6 +89,23 @@ impl Task {
         S: Into<String>,
     {
         self.topics = topics.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Asks for these skills by id, in this order (blank ids dropped, repeats kept once).
+    pub fn request_skills<I, S>(mut self, skills: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut requested: Vec<String> = Vec::new();
+        for skill in skills {
+            let skill = skill.into().trim().to_owned();
+            if !skill.is_empty() && !requested.contains(&skill) {
+                requested.push(skill);
+            }
+        }
+        self.requested_skills = requested;
         self
     }
 
