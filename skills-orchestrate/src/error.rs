@@ -60,6 +60,19 @@ pub enum Error {
         /// The policy's reason.
         reason: String,
     },
+    /// A plan's event could not be written to the audit trail (nothing it would have
+    /// recorded happened).
+    #[error(transparent)]
+    Audit(#[from] skills_security::audit::AuditError),
+    /// A stored plan is not in the state the call needs (approving a decided plan,
+    /// running one that is not approved or already finished).
+    #[error("plan `{plan_id}` {reason}")]
+    PlanState {
+        /// The plan store's id.
+        plan_id: String,
+        /// What is wrong.
+        reason: String,
+    },
     // Helpers: add new variants above this line, one str_replace each.
 }
 

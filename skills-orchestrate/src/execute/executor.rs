@@ -135,6 +135,11 @@ impl Executor {
     pub async fn execute(&self, plan: &ExecutionPlan, run: Run) -> Result<ExecutionResult> {
         self.run_plan(plan, run, 0).await
     }
+
+    /// The audit trail the gate writes to (where the orchestrator records plans' events).
+    pub fn audit_trail(&self) -> &skills_security::audit::AuditTrail {
+        self.parts.gate.trail()
+    }
 }
 
 impl ExecutorBuilder {

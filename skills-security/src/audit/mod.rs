@@ -63,7 +63,10 @@ pub use encoding::{
 };
 pub use merkle::{MerkleError, MerkleTree};
 pub use query::{AuditFilter, UsageLogEntry, UsageStatus, Viewer};
-pub use record::{PolicyFlag, TIMEOUT, Verdict, error_text, execution_record, split_error};
+pub use record::{
+    PLAN_RECORD_SKILL, PlanEvent, PlanFlag, PolicyFlag, TIMEOUT, Verdict, error_text,
+    execution_record, split_error,
+};
 pub use verify::{BreakKind, ChainBreak, verify_entries};
 
 /// The name of the one chain each tenant's trail lives in.

@@ -119,9 +119,12 @@ pub struct UsageLogEntry {
 
 impl UsageLogEntry {
     /// The usage-log row of `entry`, or `None` for records that are not executions or
-    /// denials (an allow or ask-approval decision of the gate).
+    /// denials (an allow or ask-approval decision of the gate, a plan's event).
     pub fn from_entry(tenant: &TenantId, entry: &AuditEntry) -> Option<UsageLogEntry> {
         let r = &entry.record;
+        if super::record::PlanFlag::find(r).is_some() {
+            return None;
+        }
         let policy = PolicyFlag::find(r);
         let (status, execution_id, code, message) = match policy {
             Some(flag) if flag.decision == Verdict::Deny => (

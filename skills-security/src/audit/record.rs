@@ -183,6 +183,126 @@ impl PolicyFlag {
     }
 }
 
+/// What happened to a plan (seed 000 part 6: creation, approval, refusal, failure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PlanEvent {
+    /// The plan was made and stored (pending approval when it needs one).
+    Created,
+    /// A person approved it.
+    Approved,
+    /// A person refused it (or nobody approved it).
+    Refused,
+    /// It ran and did not complete.
+    Failed,
+}
+
+impl PlanEvent {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanEvent::Created => "created",
+            PlanEvent::Approved => "approved",
+            PlanEvent::Refused => "refused",
+            PlanEvent::Failed => "failed",
+        }
+    }
+}
+
+/// The `skill_id` of a plan's records: they are about a plan, not one skill.
+pub const PLAN_RECORD_SKILL: &str = "plan";
+
+/// The security flag of a plan's record (canonical JSON with `"flag":"plan_event"`): the
+/// event, the plan, its risk level and who decided. The usage log leaves these records out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PlanFlag {
+    /// What happened.
+    pub event: PlanEvent,
+    /// The plan store's id of the plan.
+    pub plan_id: String,
+    /// The plan's risk level (`low` to `critical`).
+    pub risk: String,
+    /// Who approved or refused it, when a person did.
+    pub by: Option<String>,
+}
+
+impl PlanFlag {
+    /// A flag.
+    pub fn new(
+        event: PlanEvent,
+        plan_id: impl Into<String>,
+        risk: impl Into<String>,
+        by: Option<String>,
+    ) -> PlanFlag {
+        PlanFlag {
+            event,
+            plan_id: plan_id.into(),
+            risk: risk.into(),
+            by,
+        }
+    }
+
+    /// The flag as the security-flag string (canonical JSON).
+    pub fn to_flag(&self) -> String {
+        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(map) = &mut value {
+            map.insert("flag".into(), "plan_event".into());
+        }
+        let mut out = String::new();
+        canonical_json(&value, &mut out);
+        out
+    }
+
+    /// The plan flag among a record's security flags, if it has one.
+    pub fn find(record: &AuditRecord) -> Option<PlanFlag> {
+        record.security_flags.iter().find_map(|flag| {
+            if !flag.starts_with('{') || !flag.contains("\"plan_event\"") {
+                return None;
+            }
+            let value: serde_json::Value = serde_json::from_str(flag).ok()?;
+            if value.get("flag")?.as_str()? != "plan_event" {
+                return None;
+            }
+            serde_json::from_value(value).ok()
+        })
+    }
+
+    /// The record of this event for `user`'s plan: `skill_id` [`PLAN_RECORD_SKILL`],
+    /// `skill_path` `plans/<id>`, the plan's lowest trust level, `task_id` the plan id,
+    /// `trigger_reason` the task, `input_hash` the SHA-256 of the plan as shown to the
+    /// approver, `success` false for refusal and failure (with `error` `plan_<event>: why`).
+    pub fn record(
+        &self,
+        user: impl Into<UserId>,
+        trust: &str,
+        task: &str,
+        plan_hash: &str,
+        error: Option<&str>,
+    ) -> AuditRecord {
+        let failed = matches!(self.event, PlanEvent::Refused | PlanEvent::Failed);
+        let mut record = AuditRecord::new(
+            user,
+            PLAN_RECORD_SKILL,
+            format!("plans/{}", self.plan_id),
+            trust,
+            plan_hash,
+            !failed,
+        );
+        record.task_id = Some(self.plan_id.clone());
+        record.trigger_reason = Some(task.to_owned());
+        if failed {
+            record.error = Some(error_text(
+                &format!("plan_{}", self.event.as_str()),
+                error.unwrap_or(self.event.as_str()),
+            ));
+        }
+        record.security_flags = vec![self.to_flag()];
+        record
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,18 +13,27 @@
 //! [`Orchestrator::approve`], [`Orchestrator::act`]) so other loops (the OODA loop of
 //! [`crate::ooda`]) compose the same parts.
 //!
+//! With a plan store, every plan is stored when it is made and its approval is recorded on
+//! it and on the audit trail ([`Orchestrator::approve_plan`],
+//! [`Orchestrator::reject_plan`], [`Orchestrator::run_stored_plan`]).
+//!
 //! Threat: a plan that needs approval running without it. Guarantee: when
 //! [`ExecutionPlan::requires_approval`] is set, nothing is executed unless the configured
-//! [`PlanApprover`] answers yes; no approver, no answer or `no` all cancel the run. Step-level
+//! [`PlanApprover`] answers yes (or, with a plan store and no approver, until the host
+//! approves the stored plan with [`Orchestrator::approve_plan`]); no answer or `no` cancel
+//! the run, as does no approver without a plan store. Step-level
 //! approvals the policy gate asks for stay the executor's (its `StepApprover`): approving a
 //! plan does not approve what the gate later asks about one step.
 
 use std::sync::Arc;
 
+mod plans;
+
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::json;
 use skills_security::approval::ApprovalOption;
+use skills_security::audit::PlanEvent;
 use skills_security::{Context, TrustLevel};
 use skills_store_traits::learning::ExecutedStep;
 use skills_store_traits::plans::{CostLevel, RiskLevel};
@@ -96,6 +105,10 @@ pub enum OrchestrationStatus {
     Refused,
     /// No skill was needed (or none is available to the agent); nothing ran.
     NoSkillsNeeded,
+    /// The plan needs approval and no approver is configured: it is stored `pending`
+    /// (its id in [`OrchestrationResult::stored_plan_id`]) for
+    /// [`Orchestrator::approve_plan`] and [`Orchestrator::run_stored_plan`]; nothing ran.
+    AwaitingApproval,
 }
 
 /// The outcome of [`Orchestrator::execute_task`].
@@ -537,6 +550,20 @@ impl Orchestrator {
         plan: ExecutionPlan,
         run: &TaskRun,
     ) -> Result<OrchestrationResult> {
+        self.act_on(task, selection, plan, run, None).await
+    }
+
+    /// [`act`](Self::act) under the stored record `stored` when there is one (else the plan
+    /// is stored now, when a store is configured); a run that fails is audited as the
+    /// plan's failure.
+    async fn act_on(
+        &self,
+        task: &Task,
+        selection: Selection,
+        plan: ExecutionPlan,
+        run: &TaskRun,
+        stored: Option<String>,
+    ) -> Result<OrchestrationResult> {
         let memory = self.memory_context(task, &plan, run).await?;
         let mut input = run.input.clone();
         if let Some(memory) = memory.as_ref().filter(|m| !m.is_empty()) {
@@ -545,9 +572,10 @@ impl Orchestrator {
             }
             input.push_str(&memory_block(memory));
         }
-        let stored_plan_id = match &self.plan_store {
-            Some(store) => Some(save_plan(store.as_ref(), &run.scope, &plan).await?.id),
-            None => None,
+        let stored_plan_id = match (stored, &self.plan_store) {
+            (Some(id), _) => Some(id),
+            (None, Some(store)) => Some(save_plan(store.as_ref(), &run.scope, &plan).await?.id),
+            (None, None) => None,
         };
         let mut exec_run = Run::new(run.scope.clone())
             .input(input)
@@ -561,7 +589,30 @@ impl Orchestrator {
         if let Some(chat) = &run.session {
             exec_run = exec_run.session(chat.clone());
         }
-        let execution = self.executor.execute(&plan, exec_run).await?;
+        let execution = match self.executor.execute(&plan, exec_run).await {
+            Ok(execution) => execution,
+            Err(error) => {
+                if let Some(id) = &stored_plan_id {
+                    let why = error.to_string();
+                    self.audit_plan(&run.scope, &plan, id, (PlanEvent::Failed, None, Some(&why)))
+                        .await?;
+                }
+                return Err(error);
+            }
+        };
+        if !execution.success
+            && let Some(id) = &stored_plan_id
+        {
+            let failed: Vec<String> = execution
+                .steps
+                .iter()
+                .filter(|s| !s.state.succeeded())
+                .map(|s| format!("{} {}", s.step_id, s.state.as_str()))
+                .collect();
+            let why = format!("steps not completed: {}", failed.join(", "));
+            self.audit_plan(&run.scope, &plan, id, (PlanEvent::Failed, None, Some(&why)))
+                .await?;
+        }
 
         let synthesis = self
             .synthesizer
@@ -671,17 +722,27 @@ impl Orchestrator {
         let Some(plan) = self.plan(task, &selection).await? else {
             return Ok(OrchestrationResult::no_skills(selection));
         };
+        let stored = self.store_created(&plan, &run).await?;
         run.progress
             .emit(ProgressEvent::PlanCreated {
                 plan: plan.display(),
             })
             .await;
-        if !self.approve(task, &plan, &run).await {
-            let mut result = OrchestrationResult::refused(selection, CANCELLED_BY_USER);
-            result.plan = Some(plan);
-            return Ok(result);
+        match self.decide(task, &plan, &run, stored.as_ref()).await? {
+            plans::Decision::Approved => {}
+            plans::Decision::Awaiting => {
+                let id = stored.map(|r| r.id).unwrap_or_default();
+                return Ok(plans::awaiting(selection, plan, id));
+            }
+            plans::Decision::Refused => {
+                let mut result = OrchestrationResult::refused(selection, CANCELLED_BY_USER);
+                result.plan = Some(plan);
+                result.stored_plan_id = stored.map(|r| r.id);
+                return Ok(result);
+            }
         }
-        self.act(task, selection, plan, &run).await
+        self.act_on(task, selection, plan, &run, stored.map(|r| r.id))
+            .await
     }
 }
 
