@@ -38,6 +38,11 @@ pub struct Task {
     /// Topics the task is about.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
+    /// What to find out before acting (seed 000 section 2.3's `research_query`): when set,
+    /// the task needs research, and the OODA loop's observe phase runs the agent's research
+    /// skills on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub research_query: Option<String>,
 }
 
 impl Task {
@@ -85,6 +90,20 @@ impl Task {
     {
         self.topics = topics.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// Sets what to research before acting.
+    pub fn research(mut self, query: impl Into<String>) -> Self {
+        self.research_query = Some(query.into());
+        self
+    }
+
+    /// The research query, when the task needs research (set and not blank).
+    pub fn needs_research(&self) -> Option<&str> {
+        self.research_query
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
     }
 
     /// Description, goal and context, one per line: the text skills are matched against.
