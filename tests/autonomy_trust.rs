@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
-use skills::security::autonomy::{ApprovalReason, Autonomy, Outcome, RiskLevel, UpgradeChoice};
+use skills::security::Error;
+use skills::security::autonomy::{
+    ApprovalReason, Autonomy, Outcome, RiskLevel, UpgradeChoice, UpgradeRefusal,
+};
 use skills::store::in_memory::InMemoryTrustStore;
 use skills::store::{ManualClock, TrustStore, UserScope};
 
@@ -198,17 +201,49 @@ async fn the_upgrade_request_comes_after_ten_successes_with_the_seed_options() {
         offer.message,
         "I've successfully used crm 10 times without issues. Would you like me to handle this automatically in the future?"
     );
+    // All three of the seed's options, in its order; the one medium risk cannot honour is
+    // marked, not dropped.
     let ids: Vec<_> = offer
         .options
         .iter()
-        .map(|o| (o.id, o.label.as_str()))
+        .map(|o| (o.id, o.label.as_str(), o.available))
         .collect();
     assert_eq!(
         ids,
         [
-            (UpgradeChoice::Always, "Yes, always"),
-            (UpgradeChoice::No, "No, keep asking")
+            (UpgradeChoice::Session, "Yes, for this session", false),
+            (UpgradeChoice::Always, "Yes, always", true),
+            (UpgradeChoice::No, "No, keep asking", true)
         ]
+    );
+    assert_eq!(
+        offer.options[0].unavailable,
+        Some(UpgradeRefusal::NoSessionTrust {
+            risk: RiskLevel::Medium
+        })
+    );
+    let wrong = a
+        .apply_upgrade_choice(&who, "crm", RiskLevel::Medium, UpgradeChoice::Session)
+        .await;
+    assert!(
+        matches!(
+            wrong,
+            Err(Error::UpgradeUnavailable {
+                choice: UpgradeChoice::Session,
+                risk: RiskLevel::Medium,
+                refusal: UpgradeRefusal::NoSessionTrust { .. }
+            })
+        ),
+        "{wrong:?}"
+    );
+    assert!(
+        !a.store()
+            .get(&who, "crm")
+            .await
+            .unwrap()
+            .unwrap()
+            .session_trust_granted,
+        "nothing changed"
     );
 
     succeed(&a, &who, "pay", 10).await;
@@ -217,8 +252,23 @@ async fn the_upgrade_request_comes_after_ten_successes_with_the_seed_options() {
         .await
         .unwrap()
         .unwrap();
-    let ids: Vec<_> = high.options.iter().map(|o| o.id).collect();
-    assert_eq!(ids, [UpgradeChoice::Session, UpgradeChoice::No]);
+    let ids: Vec<_> = high.options.iter().map(|o| (o.id, o.available)).collect();
+    assert_eq!(
+        ids,
+        [
+            (UpgradeChoice::Session, true),
+            (UpgradeChoice::Always, false),
+            (UpgradeChoice::No, true)
+        ]
+    );
+    assert!(matches!(
+        a.apply_upgrade_choice(&who, "pay", RiskLevel::High, UpgradeChoice::Always)
+            .await,
+        Err(Error::UpgradeUnavailable {
+            refusal: UpgradeRefusal::NoGlobalApproval,
+            ..
+        })
+    ));
     a.apply_upgrade_choice(&who, "pay", RiskLevel::High, UpgradeChoice::Session)
         .await
         .unwrap();

@@ -227,13 +227,51 @@ fn a_failed_step_runs_again_on_resume_and_completed_ones_do_not() {
     let run = || Run::new(alice()).stored_plan(record.id.clone());
     let first = block_on(executor.execute(&plan, run())).unwrap();
     assert!(!first.success);
+    // Every step leaves an entry with its status: the failed one says why, the one after it
+    // says it was skipped; neither carries output.
     assert_eq!(
         block_on(statuses(&store, &record.id)),
         [
             StepStatus::Complete,
             StepStatus::Failed,
-            StepStatus::Pending
+            StepStatus::Skipped
         ]
+    );
+    let failed = block_on(store.get_step(&alice(), &record.id, 2))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        failed.summary.as_deref(),
+        Some("failed: the service is down")
+    );
+    assert_eq!(failed.artifacts, serde_json::json!([]));
+    let skipped = block_on(store.get_step(&alice(), &record.id, 3))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        skipped.summary.as_deref(),
+        Some("skipped: dependency `b` failed")
+    );
+    let entries: Vec<(StepStatus, &str)> = first
+        .steps
+        .iter()
+        .map(|s| {
+            let entry = s.memory.as_ref().unwrap();
+            (entry.status, entry.summary.as_str())
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (StepStatus::Complete, "a ok"),
+            (StepStatus::Failed, "failed: the service is down"),
+            (StepStatus::Skipped, "skipped: dependency `b` failed")
+        ]
+    );
+    assert_eq!(
+        first.memory().count(),
+        1,
+        "only completed entries are handed on"
     );
     assert_eq!(
         block_on(store.get_plan(&alice(), &record.id))
@@ -289,6 +327,16 @@ fn a_cancelled_run_resumes_where_it_stopped() {
     .unwrap();
     assert!(first.cancelled);
     assert_eq!(first.in_state(StepState::Cancelled).count(), 2);
+    assert_eq!(
+        block_on(statuses(&store, &record.id)),
+        [
+            StepStatus::Complete,
+            StepStatus::Complete,
+            StepStatus::Cancelled,
+            StepStatus::Cancelled
+        ],
+        "steps never started say so"
+    );
     let stored = block_on(store.get_plan(&alice(), &record.id))
         .unwrap()
         .unwrap();

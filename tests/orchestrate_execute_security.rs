@@ -28,6 +28,7 @@ use skills::security::sandbox::{ScriptedSandbox, Status};
 use skills::security::{Clearance, DataClass, TrustLevel};
 use skills::store::audit::{AuditEntry, AuditQuery, AuditRecord, AuditStore, ChainHead};
 use skills::store::in_memory::{InMemoryAuditStore, InMemoryTrustStore};
+use skills::store::plans::StepStatus;
 use skills::store::{ManualClock, TenantId};
 
 const EMAIL: &str = "rbrown@example.com";
@@ -98,7 +99,17 @@ fn a_model_echoing_a_hidden_value_is_blocked_as_a_leak() {
         draft.error.as_ref().map(|e| e.kind),
         Some(StepErrorKind::Leak)
     );
-    assert!(draft.output.is_none() && draft.memory.is_none());
+    assert!(draft.output.is_none());
+    // Its working-memory entry says it failed and why, and holds nothing of the output.
+    let entry = draft.memory.as_ref().unwrap();
+    assert_eq!(entry.status, StepStatus::Failed);
+    assert!(
+        entry.summary.starts_with("leak: skill output blocked") && !entry.summary.contains(EMAIL),
+        "{}",
+        entry.summary
+    );
+    assert!(entry.artifacts.is_empty() && entry.extracted_facts.is_empty());
+    assert_eq!(result.memory().count(), 0, "nothing is handed on");
     assert_eq!(result.step("send").unwrap().state, StepState::Skipped);
     // The model only ever saw the token, and nothing shown or recorded holds the address.
     let requests = model.requests();
@@ -264,6 +275,8 @@ fn a_refused_approval_denies_the_step_skips_its_dependents_and_is_audited() {
     assert_eq!(error.kind, StepErrorKind::Denied);
     assert_eq!(error.message, "approval refused: Initial approval required");
     assert_eq!(result.step("b").unwrap().state, StepState::Skipped);
+    let statuses: Vec<StepStatus> = result.working_memory().map(|m| m.status).collect();
+    assert_eq!(statuses, [StepStatus::Denied, StepStatus::Skipped]);
     assert_eq!(probe.total_calls(), 0, "the skill never ran");
     let prompts = approver.prompts();
     assert_eq!(prompts.len(), 1);

@@ -10,8 +10,8 @@
 //! | [`llm`] | the [`LlmClient`](llm::LlmClient) trait hosts implement, token counting, a scripted test double |
 //! | [`context`] | token budgets, the sub-agent context, the orchestrator context, compaction |
 //! | [`progress`] | progress events, sinks and a stream |
-//! | [`memory_bridge`] | memory context for a skill (episodes, facts, procedures, preferences) sanitized for its trust level; learnings stored after a run |
-//! | [`ooda`] | the OODA loop of section 2.3 composed from the orchestrator's phases, bounded |
+//! | [`memory_bridge`] | memory context for a skill (episodes, facts, procedures, preferences) sanitized for its trust level; learnings stored after a run; OODA action outcomes; recorded context sizes |
+//! | [`ooda`] | the OODA loop of section 2.3 composed from the orchestrator's phases, bounded: research in observe, scored options in decide, outcomes recorded in act |
 //! | [`orchestrator`] | the `execute_task` facade: select, plan, `plan_created`, approval, execute, synthesis, learnings |
 //! | [`synthesis`] | the run's summary, artifacts and next steps (model with a deterministic fallback), the `synthesis` event |
 //! | [`select`] | agent types and their skills, skill-need analysis through the model (schema-checked, retried once) or a deterministic fallback |

@@ -1,5 +1,6 @@
 //! The crate's error type.
 
+use crate::autonomy::{RiskLevel, UpgradeChoice, UpgradeRefusal};
 use crate::sanitize::OutputIssue;
 
 /// Errors from `skills-security`.
@@ -33,6 +34,20 @@ pub enum Error {
         /// What was found, by type and byte position only.
         issues: Vec<OutputIssue>,
     },
+    /// An autonomy upgrade option was chosen that the skill's risk level cannot honour
+    /// (session trust below high risk, global approval at high risk, either at critical).
+    #[error("`{choice}` cannot be granted to a {risk}-risk skill: {refusal}")]
+    UpgradeUnavailable {
+        /// The option chosen.
+        choice: UpgradeChoice,
+        /// The skill's risk.
+        risk: RiskLevel,
+        /// Why it cannot be honoured.
+        refusal: UpgradeRefusal,
+    },
+    /// A store this crate drives (the trust history) failed.
+    #[error(transparent)]
+    Store(#[from] skills_store_traits::Error),
     /// A skill directory could not be read for scanning (the root is missing, not a
     /// directory, a symbolic link, or its entries cannot be listed).
     #[error("cannot scan `{path}`: {source}")]

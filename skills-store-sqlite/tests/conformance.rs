@@ -81,6 +81,7 @@ contracts!(plans:
     approval_and_lifecycle,
     list_filters_and_order,
     steps_crud_and_order,
+    every_step_status_is_kept,
     delete_cascades_working_memory,
     user_and_tenant_isolation,
     concurrent_step_writers,

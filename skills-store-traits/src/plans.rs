@@ -51,16 +51,23 @@ word_enum!(
 );
 
 word_enum!(
-    /// Where a step stands.
-    StepStatus, "status", "pending, running, complete, failed", {
+    /// Where a step stands: seed 000's four words, plus the three ways a step ends without
+    /// failing itself, so every step of a run leaves an entry that says what became of it.
+    StepStatus, "status", "pending, running, complete, failed, denied, skipped, cancelled", {
         /// Not started.
         Pending => "pending",
         /// Running.
         Running => "running",
         /// Finished successfully.
         Complete => "complete",
-        /// Failed.
+        /// Failed (after its retries), or its output was blocked.
         Failed => "failed",
+        /// Not run: the policy gate denied it or its approval was refused.
+        Denied => "denied",
+        /// Not run: a step it depends on did not succeed.
+        Skipped => "skipped",
+        /// Not run: the run was cancelled first.
+        Cancelled => "cancelled",
     }
 );
 
@@ -575,6 +582,9 @@ mod tests {
             StepStatus::Running,
             StepStatus::Complete,
             StepStatus::Failed,
+            StepStatus::Denied,
+            StepStatus::Skipped,
+            StepStatus::Cancelled,
         ] {
             assert_eq!(status.as_str().parse::<StepStatus>().unwrap(), status);
             let json = serde_json::to_string(&status).unwrap();

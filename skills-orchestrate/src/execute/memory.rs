@@ -119,7 +119,13 @@ impl StepOutput {
     }
 }
 
-/// One completed step's working memory (seed 000 section 2.4's entry).
+/// One step's working memory (seed 000 section 2.4's entry, `status` included).
+///
+/// A step that completed hands its output on in it. A step that failed, was denied, skipped
+/// or cancelled gets one too, with that status and the reason as its summary (never any of
+/// its output: a blocked output stays blocked), so every step of a run says what became of
+/// it, in the result and in the plan store. Only `complete` entries are ever read as a later
+/// step's input or resumed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MemoryEntry {
@@ -129,7 +135,10 @@ pub struct MemoryEntry {
     pub step_id: String,
     /// The skill it ran.
     pub skill_id: String,
-    /// The summary handed on, within the skill's verbosity.
+    /// Where the step ended: `complete`, `failed`, `denied`, `skipped` or `cancelled`.
+    pub status: StepStatus,
+    /// The summary handed on, within the skill's verbosity; for a step that did not
+    /// complete, why (the step's error).
     pub summary: String,
     /// Artifacts.
     pub artifacts: Vec<String>,
@@ -153,6 +162,36 @@ pub struct MemoryEntry {
 pub const UNKNOWN_MEMORY_CLASS: DataClass = DataClass::Restricted;
 
 impl MemoryEntry {
+    /// The entry of a step that ended without completing: `status` and `reason`, nothing
+    /// else; `data_class` is the class of what wrote the reason (public for the executor's
+    /// own words, [`UNKNOWN_MEMORY_CLASS`] for a skill's error).
+    pub(crate) fn ended(
+        step: u32,
+        step_id: &str,
+        skill_id: &str,
+        status: StepStatus,
+        reason: String,
+        data_class: DataClass,
+    ) -> Self {
+        MemoryEntry {
+            step,
+            step_id: step_id.to_owned(),
+            skill_id: skill_id.to_owned(),
+            status,
+            summary: reason,
+            artifacts: Vec::new(),
+            extracted_facts: Vec::new(),
+            next_step_hints: Vec::new(),
+            data_class,
+            sources: Vec::new(),
+        }
+    }
+
+    /// Whether the step completed (its entry may be handed on).
+    pub fn completed(&self) -> bool {
+        self.status == StepStatus::Complete
+    }
+
     /// The entry as a dependent step's input reads it.
     pub fn render(&self) -> String {
         let mut text = format!(
@@ -176,10 +215,10 @@ impl MemoryEntry {
         text
     }
 
-    /// The stored form of a completed step.
+    /// The stored form of the entry.
     pub(crate) fn new_step(&self) -> NewStep {
         let mut step = NewStep::new(self.step, self.skill_id.clone());
-        step.status = StepStatus::Complete;
+        step.status = self.status;
         step.summary = Some(self.summary.clone());
         step.artifacts = to_value(&self.artifacts);
         step.extracted_facts = to_value(&self.extracted_facts);
@@ -189,10 +228,10 @@ impl MemoryEntry {
         step
     }
 
-    /// The update that records a completed step.
+    /// The update that records the entry.
     pub(crate) fn update(&self) -> StepUpdate {
         let mut update = StepUpdate::new()
-            .status(StepStatus::Complete)
+            .status(self.status)
             .summary(self.summary.clone());
         update.artifacts = Some(to_value(&self.artifacts));
         update.extracted_facts = Some(to_value(&self.extracted_facts));
@@ -209,6 +248,7 @@ impl MemoryEntry {
             step: stored.step_number,
             step_id: step_id.to_owned(),
             skill_id: stored.skill_id.clone(),
+            status: stored.status,
             summary: stored.summary.clone().unwrap_or_default(),
             artifacts: from_value(&stored.artifacts),
             extracted_facts: from_value(&stored.extracted_facts),
@@ -311,6 +351,7 @@ mod tests {
             step: 2,
             step_id: "b".into(),
             skill_id: "s".into(),
+            status: StepStatus::Complete,
             summary: "done".into(),
             artifacts: vec!["a.txt".into()],
             extracted_facts: vec![ExtractedFact::new("x", "y", "z")],
@@ -341,6 +382,27 @@ mod tests {
             (read.data_class, read.sources),
             (DataClass::Restricted, vec![])
         );
+    }
+
+    #[test]
+    fn an_ended_step_is_stored_with_its_status_and_reason_only() {
+        let entry = MemoryEntry::ended(
+            3,
+            "c",
+            "s",
+            StepStatus::Denied,
+            "denied: no".into(),
+            DataClass::Public,
+        );
+        assert!(!entry.completed());
+        let new = entry.new_step();
+        assert_eq!(
+            (new.status, new.summary.as_deref()),
+            (StepStatus::Denied, Some("denied: no"))
+        );
+        assert_eq!(new.artifacts, serde_json::json!([]));
+        let update = entry.update();
+        assert_eq!(update.status, Some(StepStatus::Denied));
     }
 
     proptest! {

@@ -62,7 +62,9 @@ pub struct StepResult {
     pub duration: Duration,
     /// The checked output, tokens restored for the executor's recipient clearance.
     pub output: Option<String>,
-    /// Its working-memory entry, when it succeeded.
+    /// Its working-memory entry with its status: the output's when it succeeded; the reason
+    /// when it failed, was denied, skipped or cancelled (`None` only for results built by
+    /// hand).
     pub memory: Option<MemoryEntry>,
     /// Why it failed, or why it was skipped or cancelled.
     pub error: Option<StepError>,
@@ -111,8 +113,13 @@ impl ExecutionResult {
         self.steps.iter().find(|step| step.step_id == id)
     }
 
-    /// The working memory of the steps that succeeded, in plan order.
+    /// The working memory of the steps that succeeded (complete entries), in plan order.
     pub fn memory(&self) -> impl Iterator<Item = &MemoryEntry> {
+        self.working_memory().filter(|entry| entry.completed())
+    }
+
+    /// Every step's working-memory entry, whatever its status, in plan order.
+    pub fn working_memory(&self) -> impl Iterator<Item = &MemoryEntry> {
         self.steps.iter().filter_map(|step| step.memory.as_ref())
     }
 

@@ -17,10 +17,10 @@ use super::executor::{Executor, Run};
 use super::memory::MemoryEntry;
 use super::result::{ExecutionResult, StepResult, StepState};
 use super::retry::{StepError, StepErrorKind};
-use super::step::StepCall;
+use super::step::{StepCall, ended_entry};
 use crate::error::{Error, Result};
 use crate::llm::TokenUsage;
-use crate::plan::ExecutionPlan;
+use crate::plan::{ExecutionPlan, PlanStep};
 use crate::progress::ProgressEvent;
 
 /// Where each step sits: its index in `plan.steps`, found by id.
@@ -88,9 +88,19 @@ async fn stored_steps(
     }
 }
 
-fn not_run(plan: &ExecutionPlan, i: usize, state: StepState, error: StepError) -> StepResult {
-    let step = &plan.steps[i];
+/// A step that did not run: its result and its working-memory entry (`skipped` or
+/// `cancelled`), stored when the run is persisted.
+async fn not_run(
+    executor: &Executor,
+    (run, stored): (&Run, Option<&str>),
+    step: &PlanStep,
+    state: StepState,
+    error: StepError,
+) -> StepResult {
     let mut result = StepResult::new(&step.id, step.number, &step.skill, state);
+    let entry = ended_entry(step, &error);
+    executor.store_ended(run, stored, &entry).await;
+    result.memory = Some(entry);
     result.error = Some(error);
     result
 }
@@ -184,7 +194,10 @@ impl Executor {
                         })
                         .await;
                     let error = StepError::new(StepErrorKind::Skipped, reason);
-                    results[i] = Some(not_run(plan, i, StepState::Skipped, error));
+                    let stored = store.map(|(_, id)| id);
+                    let skipped =
+                        not_run(self, (&run, stored), step, StepState::Skipped, error).await;
+                    results[i] = Some(skipped);
                     continue;
                 }
                 runnable.push(i);
@@ -199,6 +212,7 @@ impl Executor {
                         .iter()
                         .filter_map(|dep| layout.index.get(dep.as_str()))
                         .filter_map(|&d| results[d].as_ref().and_then(|r| r.memory.as_ref()))
+                        .filter(|entry| entry.completed())
                         .collect();
                     deps.sort_by_key(|entry| entry.step);
                     let call = StepCall {
@@ -237,12 +251,9 @@ impl Executor {
                             reason: reason.clone(),
                         })
                         .await;
-                    not_run(
-                        plan,
-                        i,
-                        StepState::Cancelled,
-                        StepError::new(StepErrorKind::Cancelled, reason),
-                    )
+                    let error = StepError::new(StepErrorKind::Cancelled, reason);
+                    let stored = store.map(|(_, id)| id);
+                    not_run(self, (&run, stored), step, StepState::Cancelled, error).await
                 }
             };
             cancelled |= result.state == StepState::Cancelled;

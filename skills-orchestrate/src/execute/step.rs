@@ -19,7 +19,9 @@ use skills_security::{Context, DataClass};
 use skills_store_traits::plans::{NewStep, StepStatus, StepUpdate};
 
 use super::executor::{Executor, Run};
-use super::memory::{MemoryEntry, StepOutput, SummaryMode, truncate_to_tokens};
+use super::memory::{
+    MemoryEntry, StepOutput, SummaryMode, UNKNOWN_MEMORY_CLASS, truncate_to_tokens,
+};
 use super::record::Trace;
 use super::result::{StepResult, StepState};
 use super::retry::{RetryPolicy, StepError, StepErrorKind};
@@ -72,7 +74,12 @@ impl Executor {
                 .await;
             let mut result =
                 StepResult::new(&step.id, step.number, &step.skill, StepState::Cancelled);
-            result.error = Some(StepError::new(StepErrorKind::Cancelled, reason));
+            let error = StepError::new(StepErrorKind::Cancelled, reason);
+            let entry = ended_entry(step, &error);
+            self.store_ended(run, call.stored.map(|(id, _)| id), &entry)
+                .await;
+            result.memory = Some(entry);
+            result.error = Some(error);
             return result;
         }
         let started = Instant::now();
@@ -118,7 +125,10 @@ impl Executor {
                         })
                         .await;
                     if !again {
-                        self.mark_failed(&call).await;
+                        let entry = ended_entry(step, &error);
+                        self.store_ended(run, call.stored.map(|(id, _)| id), &entry)
+                            .await;
+                        result.memory = Some(entry);
                         result.error = Some(error);
                         break;
                     }
@@ -170,14 +180,21 @@ impl Executor {
         })
     }
 
-    async fn mark_failed(&self, call: &StepCall<'_>) {
-        if let (Some(store), Some((plan_id, _))) = (self.parts.store.as_deref(), call.stored) {
-            // Best effort: the step is failing already; a stale `running` is re-run on resume
-            // just like `failed`.
-            let update = StepUpdate::new().status(StepStatus::Failed);
-            let _ = store
-                .update_step(&call.run.scope, plan_id, call.step.number, update)
-                .await;
+    /// Stores the entry of a step that ended without completing (failed, denied, skipped,
+    /// cancelled) in the stored plan `plan_id`, if the run is persisted: the running record
+    /// is updated, or the entry inserted whole when there is none (the step never started,
+    /// or recording it as running failed). Best effort: the step has ended already, and a
+    /// stale or missing entry is re-run on resume just like a `failed` one.
+    pub(super) async fn store_ended(&self, run: &Run, plan_id: Option<&str>, entry: &MemoryEntry) {
+        let (Some(store), Some(plan_id)) = (self.parts.store.as_deref(), plan_id) else {
+            return;
+        };
+        let scope = &run.scope;
+        if let Err(skills_store_traits::Error::NotFound { .. }) = store
+            .update_step(scope, plan_id, entry.step, entry.update())
+            .await
+        {
+            let _ = store.insert_step(scope, plan_id, entry.new_step()).await;
         }
     }
 
@@ -358,6 +375,7 @@ impl Executor {
             step: call.step.number,
             step_id: call.step.id.clone(),
             skill_id: skill.id.clone(),
+            status: StepStatus::Complete,
             summary,
             artifacts: checked.output.artifacts,
             extracted_facts: checked.output.extracted_facts,
@@ -501,4 +519,24 @@ impl Executor {
                 .data_classes_requested
                 .contains(&DataClass::Regulated)
     }
+}
+
+/// The working-memory entry of a step that ended with `error`: `denied`, `skipped` and
+/// `cancelled` for those kinds, `failed` for every other. Only a failure may carry a skill's
+/// own words (a native skill's error), so only its entry is classed as unknown.
+pub(super) fn ended_entry(step: &PlanStep, error: &StepError) -> MemoryEntry {
+    let (status, class) = match error.kind {
+        StepErrorKind::Denied => (StepStatus::Denied, DataClass::Public),
+        StepErrorKind::Skipped => (StepStatus::Skipped, DataClass::Public),
+        StepErrorKind::Cancelled => (StepStatus::Cancelled, DataClass::Public),
+        _ => (StepStatus::Failed, UNKNOWN_MEMORY_CLASS),
+    };
+    MemoryEntry::ended(
+        step.number,
+        &step.id,
+        &step.skill,
+        status,
+        error.to_string(),
+        class,
+    )
 }

@@ -473,6 +473,11 @@ impl Orchestrator {
         self.memory.as_ref()
     }
 
+    /// The selector (which skills each agent type may use).
+    pub fn selector(&self) -> &SkillSelector {
+        &self.selector
+    }
+
     /// Phase 1a: the skills `task` needs, among those the run's agent may use.
     pub async fn select(&self, task: &Task, run: &TaskRun) -> Result<Selection> {
         self.selector
@@ -648,7 +653,8 @@ impl Orchestrator {
                         .unwrap_or(skills_security::DataClass::Internal)
                         .max(skills_security::DataClass::Internal),
                 )
-                .outcome(json!({"summary": synthesis.summary, "artifacts": synthesis.artifacts}));
+                .outcome(json!({"summary": synthesis.summary, "artifacts": synthesis.artifacts}))
+                .context_tokens(synthesis.context_tokens);
                 match bridge.store_learnings(&run.scope, &learnings).await {
                     Ok(stored) => (Some(stored), None),
                     Err(error) => (None, Some(error.to_string())),

@@ -1,5 +1,5 @@
 //! What the selector knows about a skill it may pick: id, name, description, tags, trigger
-//! phrases and lifecycle status.
+//! phrases, lifecycle status and category.
 
 use serde::{Deserialize, Serialize};
 use skills_catalog::ResolvedSkill;
@@ -8,6 +8,12 @@ use skills_core::{Skill, SkillStatus};
 /// The metadata key (in SKILL.md `metadata`) whose comma-separated value lists a skill's
 /// trigger phrases: `metadata: {triggers: "summarize pdf, extract tables"}`.
 pub const TRIGGERS_METADATA_KEY: &str = "triggers";
+
+/// The category (or tag) that declares a skill a research skill: one the OODA loop may run
+/// while observing, to gather information before it decides (seed 000 section 2.3). Skills
+/// say so themselves (`category: research` or a `research` tag in SKILL.md, or the stored
+/// category), so the set is not a list of names in the code.
+pub const RESEARCH_CATEGORY: &str = "research";
 
 /// A skill the selector may choose, as far as choosing needs.
 ///
@@ -40,6 +46,9 @@ pub struct SkillCandidate {
     /// request naming it); `stub` and `deprecated` ones are marked where skills are listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SkillStatus>,
+    /// Its category (SKILL.md's `category` extension, or the stored skill's), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
 }
 
 fn phrases<I, S>(items: I) -> Vec<String>
@@ -103,8 +112,32 @@ impl SkillCandidate {
         self.status.is_some_and(SkillStatus::is_deprecated)
     }
 
-    /// A loaded skill: its lowercase name as id, its frontmatter tags, and the trigger phrases
-    /// of its [`TRIGGERS_METADATA_KEY`] metadata, and its [status](Skill::status).
+    /// Sets the category (a blank one clears it).
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        let category = category.into().trim().to_owned();
+        self.category = (!category.is_empty()).then_some(category);
+        self
+    }
+
+    /// Whether the skill declares itself a research skill: its category or one of its tags
+    /// is [`RESEARCH_CATEGORY`] (ASCII case ignored).
+    ///
+    /// ```
+    /// use skills_orchestrate::select::SkillCandidate;
+    ///
+    /// assert!(SkillCandidate::new("pubmed", "Search PubMed").category("Research").is_research());
+    /// assert!(SkillCandidate::new("news", "Gather news").tags(["research", "news"]).is_research());
+    /// assert!(!SkillCandidate::new("pdf", "Read PDFs").tags(["documents"]).is_research());
+    /// ```
+    pub fn is_research(&self) -> bool {
+        self.category
+            .iter()
+            .chain(&self.tags)
+            .any(|word| word.eq_ignore_ascii_case(RESEARCH_CATEGORY))
+    }
+
+    /// A loaded skill: its lowercase name as id, its frontmatter tags and category, the
+    /// trigger phrases of its [`TRIGGERS_METADATA_KEY`] metadata, and its [status](Skill::status).
     pub fn from_skill(skill: &Skill) -> Self {
         let front = skill.skill_md().map(|md| &md.frontmatter);
         let triggers = front
@@ -120,12 +153,18 @@ impl SkillCandidate {
                 .unwrap_or_default(),
             triggers,
             status: skill.status(),
+            category: front
+                .and_then(|f| f.category.as_deref())
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned),
         }
     }
 }
 
 impl From<&ResolvedSkill> for SkillCandidate {
-    /// A resolved catalog entry (the store holds no trigger phrases, so none are set).
+    /// A resolved catalog entry, with its category (the store holds no trigger phrases, so
+    /// none are set).
     fn from(skill: &ResolvedSkill) -> Self {
         SkillCandidate {
             id: skill.id.clone(),
@@ -134,6 +173,7 @@ impl From<&ResolvedSkill> for SkillCandidate {
             tags: phrases(skill.tags.iter().cloned()),
             triggers: Vec::new(),
             status: skill.status,
+            category: Some(skill.category.trim().to_owned()).filter(|c| !c.is_empty()),
         }
     }
 }

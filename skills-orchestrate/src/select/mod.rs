@@ -33,7 +33,7 @@ mod task;
 
 pub use agents::AgentSkills;
 pub use analysis::{ExecutionApproach, OptionalSkill, RequiredSkill, SkillAnalysis};
-pub use candidate::{SkillCandidate, TRIGGERS_METADATA_KEY};
+pub use candidate::{RESEARCH_CATEGORY, SkillCandidate, TRIGGERS_METADATA_KEY};
 pub use fallback::{FallbackSelector, MatchReason, ScoredSkill};
 pub use selector::{SELECTION_PROMPT_START, Selection, SelectionSource, SkillSelector};
 pub use task::Task;

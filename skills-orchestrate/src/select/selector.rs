@@ -223,6 +223,11 @@ impl SkillSelector {
         &self.agents
     }
 
+    /// The fallback's rules (also what the OODA loop's keyword alternative is scored with).
+    pub fn fallback_selector(&self) -> &FallbackSelector {
+        &self.fallback
+    }
+
     /// The candidates `agent_type` may use, in the map's order (the first candidate wins
     /// when two share an id), deprecated ones included: what a request by name may name.
     pub fn permitted(

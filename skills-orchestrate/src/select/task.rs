@@ -43,6 +43,11 @@ pub struct Task {
     /// (a `deprecated` skill too: asking by name is how one is used) instead of choosing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requested_skills: Vec<String>,
+    /// What to find out before acting (seed 000 section 2.3's `research_query`): when set,
+    /// the task needs research, and the OODA loop's observe phase runs the agent's research
+    /// skills on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub research_query: Option<String>,
 }
 
 impl Task {
@@ -107,6 +112,20 @@ impl Task {
         }
         self.requested_skills = requested;
         self
+    }
+
+    /// Sets what to research before acting.
+    pub fn research(mut self, query: impl Into<String>) -> Self {
+        self.research_query = Some(query.into());
+        self
+    }
+
+    /// The research query, when the task needs research (set and not blank).
+    pub fn needs_research(&self) -> Option<&str> {
+        self.research_query
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
     }
 
     /// Description, goal and context, one per line: the text skills are matched against.

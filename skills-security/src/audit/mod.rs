@@ -1,5 +1,6 @@
 //! The tamper-evident audit trail (seed 000 section 1.6, table `skill_audit_log`), beyond
-//! the seed: a Merkle tree over each chain, checkpoints, and the usage-log view of seed 003.
+//! the seed: a Merkle tree over each chain, checkpoints, the usage-log view of seed 003 and
+//! seed 000 part 8's success metrics computed from it ([`SuccessMetrics`]).
 //!
 //! Threat: a record of who ran what with which data that the host (or whoever holds the
 //! database) can quietly change, delete, insert, reorder or cut short; concurrent writers
@@ -44,6 +45,7 @@
 mod checkpoint;
 pub mod encoding;
 pub mod merkle;
+mod metrics;
 mod query;
 mod record;
 mod verify;
@@ -62,9 +64,13 @@ pub use encoding::{
     ENCODING_VERSION, GENESIS_HASH, canonical_bytes, canonical_json, entry_hash, sha256_hex,
 };
 pub use merkle::{MerkleError, MerkleTree};
-pub use query::{AuditFilter, UsageLogEntry, UsageStatus, Viewer};
+pub use metrics::{
+    AUTO_APPROVAL_TARGET, CONTEXT_TARGET_TOKENS, ContextOverhead, LATENCY_SHARE_TARGET,
+    LATENCY_TARGET_MS, SUCCESS_RATE_TARGET, SuccessMetrics,
+};
+pub use query::{AuditFilter, UsageLog, UsageLogEntry, UsageStatus, Viewer};
 pub use record::{
-    PLAN_RECORD_SKILL, PlanEvent, PlanFlag, PolicyFlag, TIMEOUT, Verdict, error_text,
+    DENIED, PLAN_RECORD_SKILL, PlanEvent, PlanFlag, PolicyFlag, TIMEOUT, Verdict, error_text,
     execution_record, split_error,
 };
 pub use verify::{BreakKind, ChainBreak, verify_entries};

@@ -5,6 +5,8 @@
 //! policy). Guarantee: a [`Viewer::User`] only ever gets records whose `user_id` is their
 //! own, whatever the filter asks for; only a [`Viewer::Auditor`] sees the whole tenant.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 use skills_store_traits::audit::{AuditCursor, AuditEntry, AuditQuery};
 use skills_store_traits::{TenantId, Timestamp, UserId};
@@ -115,6 +117,13 @@ pub struct UsageLogEntry {
     pub error_message: Option<String>,
     /// When (the record's timestamp).
     pub created_at: Timestamp,
+    /// Whether the gate asked a person before this execution could run: an
+    /// `approval_required` decision for the same execution id came earlier in the trail
+    /// (the gate records its decisions before the execution record). Only a reading of the
+    /// trail can tell ([`AuditTrail::usage_log`], [`UsageLog`]); [`UsageLogEntry::from_entry`]
+    /// sees one record and leaves it `false`.
+    #[serde(default)]
+    pub asked_approval: bool,
 }
 
 impl UsageLogEntry {
@@ -164,7 +173,55 @@ impl UsageLogEntry {
             error_code: code,
             error_message: message,
             created_at: r.timestamp,
+            asked_approval: false,
         })
+    }
+}
+
+/// Turns audit entries, read in chain order, into usage-log rows, remembering which
+/// executions the gate asked a person about so their rows say so
+/// ([`UsageLogEntry::asked_approval`]).
+///
+/// An ask is remembered until the execution's own record arrives (each attempt has an
+/// execution id of its own), so what is held is bounded by the executions awaiting an
+/// answer. A reading that starts after an ask (a `from` time between the decision and the
+/// run) does not see it.
+#[derive(Debug, Default)]
+pub struct UsageLog {
+    asked: HashSet<String>,
+}
+
+impl UsageLog {
+    /// A reading with nothing seen yet.
+    pub fn new() -> UsageLog {
+        UsageLog::default()
+    }
+
+    /// The row of the next `entry`, if it has one (see [`UsageLogEntry::from_entry`]).
+    pub fn push(&mut self, tenant: &TenantId, entry: &AuditEntry) -> Option<UsageLogEntry> {
+        let flag = PolicyFlag::find(&entry.record);
+        if let Some(flag) = &flag
+            && flag.decision == Verdict::AskApproval
+        {
+            self.asked.insert(flag.execution.clone());
+            return None;
+        }
+        let mut row = UsageLogEntry::from_entry(tenant, entry)?;
+        row.asked_approval = if flag.is_some() {
+            self.asked.contains(&row.execution_id)
+        } else {
+            self.asked.remove(&row.execution_id)
+        };
+        Some(row)
+    }
+
+    /// The rows of `entries` (in chain order).
+    pub fn rows(tenant: &TenantId, entries: &[AuditEntry]) -> Vec<UsageLogEntry> {
+        let mut log = UsageLog::new();
+        entries
+            .iter()
+            .filter_map(|entry| log.push(tenant, entry))
+            .collect()
     }
 }
 
@@ -200,7 +257,8 @@ impl AuditTrail {
     }
 
     /// The usage log (seed 003) of what `viewer` may see, matching `filter`: executions as
-    /// success, failed or timeout, and the gate's denials as denied. The limit applies to the
+    /// success, failed or timeout, and the gate's denials as denied, each execution marked
+    /// with whether the gate asked a person first ([`UsageLog`]). The limit applies to the
     /// rows returned.
     pub async fn usage_log(
         &self,
@@ -212,6 +270,7 @@ impl AuditTrail {
         let mut page_filter = filter.clone();
         page_filter.limit = Some(1024);
         let mut rows = Vec::new();
+        let mut log = UsageLog::new();
         let mut after: Option<AuditCursor> = None;
         loop {
             let page = self
@@ -220,7 +279,7 @@ impl AuditTrail {
             let Some(last) = page.last() else { break };
             after = Some(AuditCursor::after(last));
             for entry in &page {
-                if let Some(row) = UsageLogEntry::from_entry(tenant, entry) {
+                if let Some(row) = log.push(tenant, entry) {
                     rows.push(row);
                     if rows.len() >= limit {
                         return Ok(rows);

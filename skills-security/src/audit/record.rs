@@ -9,7 +9,8 @@
 //! Conventions (all inside hashed fields, so they are as tamper-evident as the rest):
 //!
 //! * `error` is `"<code>: <message>"`, the code being `[a-z0-9_.-]+` ([`error_text`],
-//!   [`split_error`]); code `timeout` marks a timed-out execution.
+//!   [`split_error`]); code `timeout` marks a timed-out execution, code `denied` one that
+//!   never ran (denied or refused).
 //! * a policy decision of the gate is a record whose `security_flags` hold one
 //!   `{"flag":"policy_decision",...}` JSON object ([`PolicyFlag`]); execution records hold
 //!   the sanitizer's flags as JSON objects (`{"flag":"token_shaped_input","count":1}`).
@@ -23,6 +24,10 @@ use crate::sanitize::DataAccess;
 
 /// The error code of a timed-out execution.
 pub const TIMEOUT: &str = "timeout";
+
+/// The error code of an execution that never ran: the gate denied it or a person refused
+/// its approval (the orchestrator records such attempts with this code).
+pub const DENIED: &str = "denied";
 
 /// `"<code>: <message>"`, the form of `AuditRecord::error`.
 pub fn error_text(code: &str, message: &str) -> String {

@@ -41,6 +41,7 @@ pub async fn run_all(store: &dyn PlanStore) {
     approval_and_lifecycle(store).await;
     list_filters_and_order(store).await;
     steps_crud_and_order(store).await;
+    every_step_status_is_kept(store).await;
     delete_cascades_working_memory(store).await;
     user_and_tenant_isolation(store).await;
     concurrent_step_writers(store).await;
@@ -465,6 +466,57 @@ pub async fn steps_crud_and_order(store: &dyn PlanStore) {
         store.list_steps(&scope, "missing").await,
         "steps of a missing plan",
     );
+}
+
+/// Every status a step can end in is stored and read back, on insert and on update: a
+/// failed, denied, skipped or cancelled step leaves an entry that says so.
+pub async fn every_step_status_is_kept(store: &dyn PlanStore) {
+    let scope = user();
+    let plan_id = store
+        .create_plan(&scope, plan("t", RiskLevel::Low))
+        .await
+        .unwrap()
+        .id;
+    let all = [
+        StepStatus::Pending,
+        StepStatus::Running,
+        StepStatus::Complete,
+        StepStatus::Failed,
+        StepStatus::Denied,
+        StepStatus::Skipped,
+        StepStatus::Cancelled,
+    ];
+    for (n, status) in (1..).zip(all) {
+        let mut step = NewStep::new(n, "pdf");
+        step.status = status;
+        step.summary = Some(format!("{status}: why"));
+        let entry = store.insert_step(&scope, &plan_id, step).await.unwrap();
+        assert_eq!(entry.status, status, "insert keeps `{status}`");
+    }
+    let listed: Vec<StepStatus> = store
+        .list_steps(&scope, &plan_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.status)
+        .collect();
+    assert_eq!(listed, all, "every status reads back");
+    for status in all {
+        let updated = store
+            .update_step(&scope, &plan_id, 2, StepUpdate::new().status(status))
+            .await
+            .unwrap();
+        assert_eq!(updated.status, status, "update sets `{status}`");
+        assert_eq!(
+            store
+                .get_step(&scope, &plan_id, 2)
+                .await
+                .unwrap()
+                .unwrap()
+                .status,
+            status
+        );
+    }
 }
 
 /// Deleting a plan deletes its working memory; other plans keep theirs.

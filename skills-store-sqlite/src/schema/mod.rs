@@ -10,6 +10,9 @@
 //! parent. Deleting a skill cascades to its files and assignments, and deleting a plan to its
 //! working memory, as seed 002 section 2 declares.
 //!
+//! Version 7 rebuilds `skill_working_memory` so a step's status may also be `denied`,
+//! `skipped` or `cancelled` (every step of a run leaves an entry saying what became of it).
+//!
 //! Version 4 adds installed packages (a version's files are one JSON column, read whole
 //! for a rollback; ratings cascade with their version, versions with their package) and the
 //! learning engine's sequences and patterns.
@@ -34,6 +37,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     PACKAGES_AND_LEARNING,
     SKILL_TRUST_LEVELS,
     MEMORY_CLASSES,
+    STEP_OUTCOMES,
 ];
 
 /// The schema version this crate writes.
@@ -49,6 +53,41 @@ ALTER TABLE skills ADD COLUMN trust_level TEXT
 const MEMORY_CLASSES: &str = r#"
 ALTER TABLE skill_working_memory ADD COLUMN data_class TEXT;
 ALTER TABLE skill_working_memory ADD COLUMN sources_json TEXT NOT NULL DEFAULT '[]';
+"#;
+
+/// Version 7: a step's entry may also say `denied`, `skipped` or `cancelled`. SQLite cannot
+/// change a column's CHECK, so the table is rebuilt with its rows, columns and index.
+const STEP_OUTCOMES: &str = r#"
+CREATE TABLE skill_working_memory_v7 (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    plan_id TEXT NOT NULL,
+    step_number INTEGER NOT NULL CHECK (step_number >= 0),
+    skill_id TEXT NOT NULL CHECK (skill_id <> ''),
+    status TEXT NOT NULL CHECK (status IN
+        ('pending', 'running', 'complete', 'failed', 'denied', 'skipped', 'cancelled')),
+    summary TEXT,
+    artifacts_json TEXT NOT NULL,
+    extracted_facts_json TEXT NOT NULL,
+    next_step_hints_json TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    data_class TEXT,
+    sources_json TEXT NOT NULL DEFAULT '[]',
+    FOREIGN KEY (tenant_id, user_id, plan_id)
+        REFERENCES skill_execution_plans (tenant_id, user_id, id) ON DELETE CASCADE
+) STRICT;
+INSERT INTO skill_working_memory_v7 (id, tenant_id, user_id, plan_id, step_number, skill_id,
+    status, summary, artifacts_json, extracted_facts_json, next_step_hints_json, created_at,
+    updated_at, data_class, sources_json)
+SELECT id, tenant_id, user_id, plan_id, step_number, skill_id, status, summary, artifacts_json,
+    extracted_facts_json, next_step_hints_json, created_at, updated_at, data_class, sources_json
+FROM skill_working_memory;
+DROP TABLE skill_working_memory;
+ALTER TABLE skill_working_memory_v7 RENAME TO skill_working_memory;
+CREATE UNIQUE INDEX idx_working_memory_step
+    ON skill_working_memory (tenant_id, user_id, plan_id, step_number);
 "#;
 
 /// Version 1: skills, their files and their assignments (seed 002 section 2).
@@ -461,94 +500,4 @@ pub(crate) fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), Error
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_migration_applies_in_order_and_reopening_applies_none() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for target in 1..=LATEST {
-            migrate_to(&mut conn, target).unwrap();
-            assert_eq!(version(&conn).unwrap(), target);
-        }
-        migrate_to(&mut conn, LATEST).unwrap();
-        assert_eq!(version(&conn).unwrap(), LATEST);
-    }
-
-    #[test]
-    fn the_audit_log_refuses_updates_and_deletes() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        migrate_to(&mut conn, LATEST).unwrap();
-        conn.execute_batch(
-            "INSERT INTO skill_audit_log VALUES ('t', 'c', 1, 0, 'id', 0, 'u', 's', 'p', 'l', \
-             NULL, NULL, NULL, NULL, '[]', '[]', 0, '[]', 'in', NULL, NULL, 1, NULL, 'null', \
-             '[]', 'g', 'h')",
-        )
-        .unwrap();
-        let update = conn.execute("UPDATE skill_audit_log SET entry_hash = 'x'", []);
-        assert!(update.unwrap_err().to_string().contains("append-only"));
-        let delete = conn.execute("DELETE FROM skill_audit_log", []);
-        assert!(delete.unwrap_err().to_string().contains("append-only"));
-    }
-
-    /// A version-3 file gains the package and learning tables, keeps its rows, and the new
-    /// tables enforce their rules in SQL itself: ratings of 1 to 5 stars only, and deleting a
-    /// package deletes its versions and their ratings.
-    #[test]
-    fn version_4_adds_packages_with_cascades_and_checks() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        conn.pragma_update(None, "foreign_keys", true).unwrap();
-        migrate_to(&mut conn, 3).unwrap();
-        conn.execute_batch(
-            "INSERT INTO memory_preferences VALUES ('p', 't', 'u', 'c', 'k', '1', 0, 0)",
-        )
-        .unwrap();
-        migrate_to(&mut conn, 4).unwrap();
-        conn.execute_batch(
-            "INSERT INTO skill_packages VALUES ('p1', 't', 's1', 'pdf', '{}', '1.0.0', \
-             'community', 'd', 'clean', NULL, 0, 0);
-             INSERT INTO skill_package_versions VALUES ('v1', 't', 'p1', '1.0.0', 'd', 'clean', \
-             '{}', '[]', '[]', '[]', 'null', NULL, NULL, NULL, 0, 0, NULL);
-             INSERT INTO skill_package_ratings VALUES ('t', 'p1', '1.0.0', 'alice', 5, 0);",
-        )
-        .unwrap();
-        let six = conn.execute(
-            "INSERT INTO skill_package_ratings VALUES ('t', 'p1', '1.0.0', 'bob', 6, 0)",
-            [],
-        );
-        assert!(six.is_err(), "stars outside 1 to 5 are refused");
-        let orphan = conn.execute(
-            "INSERT INTO skill_package_ratings VALUES ('t', 'p1', '9.9.9', 'bob', 3, 0)",
-            [],
-        );
-        assert!(orphan.is_err(), "a rating needs its version");
-        let other_tenant = conn.execute(
-            "INSERT INTO skill_package_versions VALUES ('v2', 'x', 'p1', '2.0.0', 'd', 'c', \
-             '{}', '[]', '[]', '[]', 'null', NULL, NULL, NULL, 0, 0, NULL)",
-            [],
-        );
-        assert!(
-            other_tenant.is_err(),
-            "a version cannot join another tenant's package"
-        );
-        conn.execute("DELETE FROM skill_packages WHERE id = 'p1'", [])
-            .unwrap();
-        let count = |table: &str| -> i64 {
-            conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
-                .unwrap()
-        };
-        assert_eq!(count("skill_package_versions"), 0);
-        assert_eq!(count("skill_package_ratings"), 0);
-        assert_eq!(count("memory_preferences"), 1, "version-3 rows are kept");
-    }
-
-    #[test]
-    fn a_negative_version_is_refused() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        conn.pragma_update(None, "user_version", -1).unwrap();
-        assert!(matches!(
-            migrate_to(&mut conn, LATEST),
-            Err(Error::UnknownSchema { found: -1 })
-        ));
-    }
-}
+mod tests;

@@ -13,6 +13,10 @@
 //! memory is internal, so community skills receive no memory at all and verified or user
 //! skills receive none of its confidential findings (e-mail addresses, phone numbers...).
 //! Hosts classify a source higher with a `SourceRule` on the sanitizer's classifier.
+//!
+//! Besides a run's learnings the bridge records what each OODA iteration did
+//! ([`MemoryBridge::record_action_outcome`], the seed's `record_action_outcome`) and reads
+//! back the orchestrator context sizes runs recorded ([`MemoryBridge::context_sizes`]).
 
 use std::sync::Arc;
 
@@ -25,6 +29,10 @@ use skills_store_traits::{Clock, MemoryStore, SystemClock, UserScope};
 use crate::error::Result;
 pub use crate::execute::ExtractedFact;
 use crate::select::Task;
+
+mod outcomes;
+
+pub use outcomes::{ACTION_EVENT_TYPE, ActionOutcome, CONTEXT_TOKENS_KEY};
 
 /// The source names memory items are classified under.
 pub const MEMORY_SOURCES: [&str; 4] = [
@@ -127,6 +135,11 @@ pub struct RunLearnings {
     /// the class of data nothing else marks; the orchestrator sets it from working memory).
     #[serde(default = "internal")]
     pub data_class: DataClass,
+    /// The size in tokens of the orchestrator context for the run (the synthesis measures
+    /// it), kept with the episode so seed 000 part 8's context overhead can be read back
+    /// ([`MemoryBridge::context_sizes`]).
+    #[serde(default)]
+    pub context_tokens: Option<usize>,
 }
 
 fn internal() -> DataClass {
@@ -150,7 +163,14 @@ impl RunLearnings {
             extracted_facts: Vec::new(),
             outcome: Value::Null,
             data_class: DataClass::Internal,
+            context_tokens: None,
         }
+    }
+
+    /// Sets the size of the run's orchestrator context, in tokens.
+    pub fn context_tokens(mut self, tokens: Option<usize>) -> Self {
+        self.context_tokens = tokens;
+        self
     }
 
     /// Sets the highest class of what the run's steps were given.
@@ -438,6 +458,7 @@ impl MemoryBridge {
             "task": run.task,
             "success": run.success,
             "data_class": run.data_class.as_str(),
+            CONTEXT_TOKENS_KEY: run.context_tokens,
         });
         let episode = self.store.store_episode(scope, episode).await?;
         let mut fact_ids = Vec::new();

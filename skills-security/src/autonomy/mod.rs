@@ -15,6 +15,12 @@
 //! one atomic store change and counts the reset; session trust is honoured only before its
 //! expiry, read from this service's clock. State lives in the host's [`TrustStore`].
 //!
+//! | module | what it holds |
+//! |---|---|
+//! | this one | [`RiskLevel`], [`decide`] (the rule, pure), [`Autonomy`]: approval, outcomes, session trust, global approval |
+//! | `upgrade` | the upgrade offer after [`UPGRADE_AFTER`] successes: `session` / `always` / `no`, each marked available at the skill's risk or not ([`UpgradeRefusal`]); applying an unavailable one is an error |
+//! | `level` | [`Autonomy::autonomy_level`]: one call for everything the rules read and decide about one skill ([`AutonomyLevel`]) |
+//!
 //! ```
 //! use std::sync::Arc;
 //! use skills_security::autonomy::{Autonomy, Outcome, RiskLevel};
@@ -38,6 +44,12 @@
 
 use std::fmt;
 use std::sync::Arc;
+
+mod level;
+mod upgrade;
+
+pub use level::{AutonomyLevel, UpgradeStatus};
+pub use upgrade::{UPGRADE_AFTER, UpgradeChoice, UpgradeOption, UpgradeRefusal, UpgradeRequest};
 
 use serde::{Deserialize, Serialize};
 use skills_store_traits::trust::{TrustChange, TrustRecord};
@@ -213,50 +225,6 @@ pub enum Outcome {
     NegativeFeedback,
 }
 
-/// An option of an autonomy upgrade request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UpgradeOption {
-    /// `session`, `always` or `no`.
-    pub id: UpgradeChoice,
-    /// The label shown.
-    pub label: String,
-}
-
-/// What the user chose when offered more autonomy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UpgradeChoice {
-    /// "Yes, for this session".
-    Session,
-    /// "Yes, always".
-    Always,
-    /// "No, keep asking".
-    No,
-}
-
-impl UpgradeChoice {
-    /// The seed's label.
-    pub fn label(self) -> &'static str {
-        match self {
-            UpgradeChoice::Session => "Yes, for this session",
-            UpgradeChoice::Always => "Yes, always",
-            UpgradeChoice::No => "No, keep asking",
-        }
-    }
-}
-
-/// An offer to run a skill with less supervision (seed: after 10 successes).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UpgradeRequest {
-    /// The message to show.
-    pub message: String,
-    /// The options, in the seed's order.
-    pub options: Vec<UpgradeOption>,
-}
-
-/// Successes after which an upgrade may be requested.
-pub const UPGRADE_AFTER: u64 = 10;
-
 /// Graduated autonomy over a [`TrustStore`].
 #[derive(Clone)]
 pub struct Autonomy {
@@ -361,62 +329,6 @@ impl Autonomy {
             .apply(scope, skill_id, TrustChange::ApproveGlobally)
             .await
             .map(Some)
-    }
-
-    /// The seed's autonomy upgrade request, when the user has 10 successes with the skill:
-    /// the message and the options that mean something at this risk level (`session` for
-    /// high, `always` for low and medium, `no` always); `None` before 10 successes and for
-    /// critical skills.
-    pub async fn request_autonomy_upgrade(
-        &self,
-        scope: &UserScope,
-        skill_id: &str,
-        risk: RiskLevel,
-    ) -> Result<Option<UpgradeRequest>> {
-        let successes = self
-            .store
-            .get(scope, skill_id)
-            .await?
-            .map_or(0, |r| r.successful_executions);
-        if successes < UPGRADE_AFTER || risk == RiskLevel::Critical {
-            return Ok(None);
-        }
-        let mut choices = Vec::new();
-        if risk.session_trust_allowed() {
-            choices.push(UpgradeChoice::Session);
-        }
-        if risk.auto_execute_after().is_some() {
-            choices.push(UpgradeChoice::Always);
-        }
-        choices.push(UpgradeChoice::No);
-        Ok(Some(UpgradeRequest {
-            message: format!(
-                "I've successfully used {skill_id} {successes} times without issues. \
-                 Would you like me to handle this automatically in the future?"
-            ),
-            options: choices
-                .into_iter()
-                .map(|id| UpgradeOption {
-                    id,
-                    label: id.label().to_owned(),
-                })
-                .collect(),
-        }))
-    }
-
-    /// Applies the user's answer to an upgrade request; returns the record when it changed.
-    pub async fn apply_upgrade_choice(
-        &self,
-        scope: &UserScope,
-        skill_id: &str,
-        risk: RiskLevel,
-        choice: UpgradeChoice,
-    ) -> Result<Option<TrustRecord>> {
-        match choice {
-            UpgradeChoice::Session => self.grant_session_trust(scope, skill_id, risk).await,
-            UpgradeChoice::Always => self.approve_globally(scope, skill_id, risk).await,
-            UpgradeChoice::No => Ok(None),
-        }
     }
 }
 

@@ -1,0 +1,173 @@
+//! The schema's migrations, applied one by one on in-memory databases.
+
+use super::*;
+
+#[test]
+fn every_migration_applies_in_order_and_reopening_applies_none() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    for target in 1..=LATEST {
+        migrate_to(&mut conn, target).unwrap();
+        assert_eq!(version(&conn).unwrap(), target);
+    }
+    migrate_to(&mut conn, LATEST).unwrap();
+    assert_eq!(version(&conn).unwrap(), LATEST);
+}
+
+#[test]
+fn the_audit_log_refuses_updates_and_deletes() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    migrate_to(&mut conn, LATEST).unwrap();
+    conn.execute_batch(
+        "INSERT INTO skill_audit_log VALUES ('t', 'c', 1, 0, 'id', 0, 'u', 's', 'p', 'l', \
+         NULL, NULL, NULL, NULL, '[]', '[]', 0, '[]', 'in', NULL, NULL, 1, NULL, 'null', \
+         '[]', 'g', 'h')",
+    )
+    .unwrap();
+    let update = conn.execute("UPDATE skill_audit_log SET entry_hash = 'x'", []);
+    assert!(update.unwrap_err().to_string().contains("append-only"));
+    let delete = conn.execute("DELETE FROM skill_audit_log", []);
+    assert!(delete.unwrap_err().to_string().contains("append-only"));
+}
+
+/// A version-3 file gains the package and learning tables, keeps its rows, and the new
+/// tables enforce their rules in SQL itself: ratings of 1 to 5 stars only, and deleting a
+/// package deletes its versions and their ratings.
+#[test]
+fn version_4_adds_packages_with_cascades_and_checks() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    conn.pragma_update(None, "foreign_keys", true).unwrap();
+    migrate_to(&mut conn, 3).unwrap();
+    conn.execute_batch(
+        "INSERT INTO memory_preferences VALUES ('p', 't', 'u', 'c', 'k', '1', 0, 0)",
+    )
+    .unwrap();
+    migrate_to(&mut conn, 4).unwrap();
+    conn.execute_batch(
+        "INSERT INTO skill_packages VALUES ('p1', 't', 's1', 'pdf', '{}', '1.0.0', \
+         'community', 'd', 'clean', NULL, 0, 0);
+         INSERT INTO skill_package_versions VALUES ('v1', 't', 'p1', '1.0.0', 'd', 'clean', \
+         '{}', '[]', '[]', '[]', 'null', NULL, NULL, NULL, 0, 0, NULL);
+         INSERT INTO skill_package_ratings VALUES ('t', 'p1', '1.0.0', 'alice', 5, 0);",
+    )
+    .unwrap();
+    let six = conn.execute(
+        "INSERT INTO skill_package_ratings VALUES ('t', 'p1', '1.0.0', 'bob', 6, 0)",
+        [],
+    );
+    assert!(six.is_err(), "stars outside 1 to 5 are refused");
+    let orphan = conn.execute(
+        "INSERT INTO skill_package_ratings VALUES ('t', 'p1', '9.9.9', 'bob', 3, 0)",
+        [],
+    );
+    assert!(orphan.is_err(), "a rating needs its version");
+    let other_tenant = conn.execute(
+        "INSERT INTO skill_package_versions VALUES ('v2', 'x', 'p1', '2.0.0', 'd', 'c', \
+         '{}', '[]', '[]', '[]', 'null', NULL, NULL, NULL, 0, 0, NULL)",
+        [],
+    );
+    assert!(
+        other_tenant.is_err(),
+        "a version cannot join another tenant's package"
+    );
+    conn.execute("DELETE FROM skill_packages WHERE id = 'p1'", [])
+        .unwrap();
+    let count = |table: &str| -> i64 {
+        conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(count("skill_package_versions"), 0);
+    assert_eq!(count("skill_package_ratings"), 0);
+    assert_eq!(count("memory_preferences"), 1, "version-3 rows are kept");
+}
+
+/// A version-6 file keeps its working memory (class and sources included) through the
+/// rebuild of version 7, which accepts the new statuses, still refuses unknown words and
+/// still cascades from its plan.
+#[test]
+fn version_7_keeps_working_memory_and_accepts_the_new_statuses() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    conn.pragma_update(None, "foreign_keys", true).unwrap();
+    migrate_to(&mut conn, 6).unwrap();
+    conn.execute_batch(
+        "INSERT INTO skill_execution_plans (id, tenant_id, user_id, task_description, \
+         skills_planned_json, dependency_graph_json, parallel_groups_json, risk_level, \
+         created_at, updated_at) VALUES ('p', 't', 'u', 'task', '[]', '{}', '[]', 'low', 0, 0);
+         INSERT INTO skill_working_memory (id, tenant_id, user_id, plan_id, step_number, \
+         skill_id, status, summary, artifacts_json, extracted_facts_json, \
+         next_step_hints_json, created_at, updated_at, data_class, sources_json) VALUES \
+         ('w1', 't', 'u', 'p', 1, 'pdf', 'failed', 'boom', '[]', '[]', '[]', 1, 2, \
+         'confidential', '[\"crm_deal\"]');",
+    )
+    .unwrap();
+    let denied = "INSERT INTO skill_working_memory (id, tenant_id, user_id, plan_id, \
+         step_number, skill_id, status, artifacts_json, extracted_facts_json, \
+         next_step_hints_json, created_at, updated_at) VALUES ('w2', 't', 'u', 'p', 2, \
+         'pdf', 'denied', '[]', '[]', '[]', 0, 0)";
+    assert!(
+        conn.execute(denied, []).is_err(),
+        "version 6 refuses `denied`"
+    );
+    migrate_to(&mut conn, 7).unwrap();
+    let kept: (String, String, Option<String>, String) = conn
+        .query_row(
+            "SELECT status, summary, data_class, sources_json FROM skill_working_memory \
+             WHERE id = 'w1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        kept,
+        (
+            "failed".to_owned(),
+            "boom".to_owned(),
+            Some("confidential".to_owned()),
+            "[\"crm_deal\"]".to_owned()
+        )
+    );
+    conn.execute(denied, []).unwrap();
+    for (n, word) in [(3, "skipped"), (4, "cancelled")] {
+        conn.execute(
+            "INSERT INTO skill_working_memory (id, tenant_id, user_id, plan_id, \
+             step_number, skill_id, status, artifacts_json, extracted_facts_json, \
+             next_step_hints_json, created_at, updated_at) VALUES (?1, 't', 'u', 'p', ?2, \
+             'pdf', ?3, '[]', '[]', '[]', 0, 0)",
+            rusqlite::params![format!("w{n}"), n, word],
+        )
+        .unwrap();
+    }
+    let unknown = conn.execute(
+        "INSERT INTO skill_working_memory (id, tenant_id, user_id, plan_id, step_number, \
+         skill_id, status, artifacts_json, extracted_facts_json, next_step_hints_json, \
+         created_at, updated_at) VALUES ('w9', 't', 'u', 'p', 9, 'pdf', 'done', '[]', '[]', \
+         '[]', 0, 0)",
+        [],
+    );
+    assert!(unknown.is_err(), "unknown words are still refused");
+    let twice = conn.execute(
+        "INSERT INTO skill_working_memory (id, tenant_id, user_id, plan_id, step_number, \
+         skill_id, status, artifacts_json, extracted_facts_json, next_step_hints_json, \
+         created_at, updated_at) VALUES ('w8', 't', 'u', 'p', 1, 'pdf', 'failed', '[]', \
+         '[]', '[]', 0, 0)",
+        [],
+    );
+    assert!(twice.is_err(), "one entry per step number, as before");
+    conn.execute("DELETE FROM skill_execution_plans WHERE id = 'p'", [])
+        .unwrap();
+    let left: i64 = conn
+        .query_row("SELECT COUNT(*) FROM skill_working_memory", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(left, 0, "steps still cascade with their plan");
+}
+
+#[test]
+fn a_negative_version_is_refused() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    conn.pragma_update(None, "user_version", -1).unwrap();
+    assert!(matches!(
+        migrate_to(&mut conn, LATEST),
+        Err(Error::UnknownSchema { found: -1 })
+    ));
+}
