@@ -78,7 +78,7 @@ pub use frontmatter::{CLIENT_KEYS, EXTENSION_KEYS, Frontmatter, STANDARD_KEYS};
 pub use manifest::{
     DEFAULT_FOCUSES, ManifestOptions, ParsedManifest, SkillManifest, ToolDefinition, strip_prefix,
 };
-pub use name::MAX_NAME_CHARS;
+pub use name::{MAX_NAME_CHARS, native_problems};
 pub use skill::{LoadOptions, SKILL_JSON, SKILL_MD, Skill, SkillReport, load_skill_dir};
 pub use skill_md::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_TAGS, ParseOptions, ParsedSkillMd, SkillMd,

@@ -119,7 +119,7 @@ pub(crate) fn check(
 /// `<skill_name>` takes; kebab-case too) or an Agent Skills name (every rule of [`check`]),
 /// at most [`MAX_NAME_CHARS`] characters, and written in the canonical form (trimmed, NFC)
 /// the registry compares.
-pub(crate) fn native_problems(name: &str) -> Vec<Diagnostic> {
+pub fn native_problems(name: &str) -> Vec<Diagnostic> {
     let mut sink = Sink::new(Profile::Spec, None);
     if crate::manifest::is_skill_name(name) {
         let chars = name.chars().count();

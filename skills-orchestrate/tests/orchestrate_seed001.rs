@@ -196,6 +196,33 @@ fn a_kernel_native_skill_cannot_write_any_store_it_is_handed() {
 }
 
 #[test]
+fn an_executor_native_registered_under_a_name_no_directory_could_carry_never_runs() {
+    let writer = Arc::new(Writer::default());
+    let mut natives = NativeSkills::new();
+    natives.register("Input Guard!", writer.clone());
+    assert!(natives.names().next().is_none(), "the name was refused");
+    assert!(natives.try_register("input_guard", writer.clone()).is_ok());
+    let provider = Arc::new(
+        InMemorySkills::new().with(SkillDefinition::native("Input Guard!").trust(TrustLevel::Core)),
+    );
+    let executor = Executor::builder(provider, PolicyGate::allow_all(AuditTrail::in_memory()))
+        .natives(natives)
+        .retry(skills_orchestrate::execute::RetryPolicy::never())
+        .build();
+    let plan = block_on(Planner::new().plan(
+        "guard",
+        vec![StepSpec::new("guard", "Input Guard!", "Check the input")],
+    ))
+    .unwrap();
+    let result = block_on(executor.execute(&plan, Run::new(alice()))).unwrap();
+    let step = result.step("guard").unwrap();
+    assert_eq!(step.state, StepState::Failed);
+    let message = &step.error.as_ref().unwrap().message;
+    assert!(message.contains("could not carry it"), "{message}");
+    assert!(writer.outcomes.lock().unwrap().is_empty(), "it never ran");
+}
+
+#[test]
 fn skills_outside_the_kernel_write_through_the_same_stores() {
     for layer in [Some(1), Some(3), None] {
         let stores = Stores::new();

@@ -68,9 +68,10 @@ impl Executor {
         context: String,
     ) -> Result<StepOutput, StepError> {
         let Some(native) = self.parts.natives.get(name) else {
-            return Err(unavailable(&format!(
-                "no native skill is registered as `{name}`"
-            )));
+            return Err(match self.parts.natives.refusal(name) {
+                Some(why) => StepError::new(StepErrorKind::Invalid, why),
+                None => unavailable(&format!("no native skill is registered as `{name}`")),
+            });
         };
         let input = SkillInput {
             step_id: call.step.id.clone(),

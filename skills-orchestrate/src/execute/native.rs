@@ -71,6 +71,8 @@ pub trait NativeSkill: Send + Sync {
 #[derive(Clone, Default)]
 pub struct NativeSkills {
     skills: BTreeMap<String, Arc<dyn NativeSkill>>,
+    /// Names refused at registration, with why (a step naming one fails saying so).
+    refused: BTreeMap<String, String>,
     stores: SkillStores,
 }
 
@@ -86,9 +88,60 @@ impl NativeSkills {
         Self::default()
     }
 
-    /// Registers `skill` under `name` (replacing any earlier one).
+    /// Registers `skill` under `name` (replacing any earlier one). A name a skill directory
+    /// could not carry (seed 001's naming agreement, [`skills_core::native_problems`]) is
+    /// not registered: a step naming it fails with the reason. [`try_register`](Self::try_register)
+    /// returns the refusal instead.
     pub fn register(&mut self, name: impl Into<String>, skill: Arc<dyn NativeSkill>) {
-        self.skills.insert(name.into(), skill);
+        let name = name.into();
+        if let Err(error) = self.try_register(name.clone(), skill) {
+            self.refused.insert(name, error.to_string());
+        }
+    }
+
+    /// Registers `skill` under `name`, or refuses a name outside the naming agreement with
+    /// [`Error::Invalid`](crate::Error::Invalid) listing the rules it breaks.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use async_trait::async_trait;
+    /// use skills_orchestrate::execute::{NativeSkill, NativeSkills, SkillInput, StepError, StepOutput};
+    ///
+    /// struct Noop;
+    /// #[async_trait]
+    /// impl NativeSkill for Noop {
+    ///     async fn run(&self, _: &SkillInput) -> Result<StepOutput, StepError> { Ok(StepOutput::default()) }
+    /// }
+    /// let mut natives = NativeSkills::new();
+    /// assert!(natives.try_register("crm_lookup", Arc::new(Noop)).is_ok());
+    /// assert!(natives.try_register("CRM Lookup!", Arc::new(Noop)).is_err());
+    /// assert_eq!(natives.names().collect::<Vec<_>>(), ["crm_lookup"]);
+    /// ```
+    pub fn try_register(
+        &mut self,
+        name: impl Into<String>,
+        skill: Arc<dyn NativeSkill>,
+    ) -> crate::error::Result<()> {
+        let name = name.into();
+        let problems = skills_core::native_problems(&name);
+        if !problems.is_empty() {
+            let rules: Vec<String> = problems.iter().map(|d| d.rule.code().to_owned()).collect();
+            return Err(crate::Error::Invalid {
+                what: format!("native skill name `{name}`"),
+                reason: format!(
+                    "a skill directory could not carry it ({})",
+                    rules.join(", ")
+                ),
+            });
+        }
+        self.refused.remove(&name);
+        self.skills.insert(name, skill);
+        Ok(())
+    }
+
+    /// Why `name` was refused at registration, if it was.
+    pub fn refusal(&self, name: &str) -> Option<&str> {
+        self.refused.get(name).map(String::as_str)
     }
 
     /// The skill registered under `name`.
