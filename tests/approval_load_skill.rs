@@ -381,7 +381,15 @@ async fn a_script_gets_its_input_and_cannot_change_the_staged_files() {
             other => panic!("not refused: {other:?}"),
         }
     };
-    for name in ["../escape", "a/b", "..", "", "tab\tname"] {
+    for name in [
+        "../escape",
+        "a/b",
+        "..",
+        "",
+        "tab\tname",
+        "report\u{202e}fdp.exe",
+        "zero\u{200b}width",
+    ] {
         let reason = refused(ScriptInput::new().file(InputFile::new(name, "x"))).await;
         assert!(reason.contains("not one plain path component"), "{reason}");
     }

@@ -512,7 +512,7 @@ async fn a_script_step_gets_its_sanitized_input_and_files_and_the_chat_carries_a
         .trust(TrustLevel::Community),
     );
     let sandbox = Arc::new(ScriptedSandbox::new());
-    for _ in 0..4 {
+    for _ in 0..6 {
         sandbox.push(Status::Success, "done\n", "");
     }
     let scratch = tempfile::tempdir().unwrap();
@@ -554,7 +554,24 @@ async fn a_script_step_gets_its_sanitized_input_and_files_and_the_chat_carries_a
     let plan3 = plan_one("r", "report").await;
     executor.execute(&plan3, run("chat-2")).await.unwrap();
     assert_eq!(asked(), 2);
-    assert_eq!(sandbox.requests().len(), 3);
+    // Another user in a chat with the same id asks: answers are per user.
+    let bob = skills::store::UserScope::new("acme", "bob");
+    executor
+        .execute(&plan3, Run::new(bob).input(input).session("chat-1"))
+        .await
+        .unwrap();
+    assert_eq!(asked(), 3);
+    // Without the host's chat an answer covers one run: the same plan run again asks.
+    executor
+        .execute(&plan3, Run::new(alice()).input(input))
+        .await
+        .unwrap();
+    executor
+        .execute(&plan3, Run::new(alice()).input(input))
+        .await
+        .unwrap();
+    assert_eq!(asked(), 5);
+    assert_eq!(sandbox.requests().len(), 6);
 }
 
 async fn plan_one(id: &str, skill: &str) -> skills::orchestrate::plan::ExecutionPlan {

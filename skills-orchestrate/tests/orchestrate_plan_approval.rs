@@ -19,8 +19,12 @@ use skills_security::TrustLevel;
 use skills_security::approval::ApprovalOption;
 use skills_security::audit::{AuditTrail, PlanEvent, PlanFlag};
 use skills_security::gate::PolicyGate;
+use skills_store_traits::Result as StoreResult;
 use skills_store_traits::audit::AuditQuery;
-use skills_store_traits::plans::{ApprovalStatus, PlanFilter};
+use skills_store_traits::plans::{
+    ApprovalStatus, NewPlan, NewStep, PlanFilter, PlanRecord, PlanUpdate, StepUpdate,
+    WorkingMemoryEntry,
+};
 use skills_store_traits::{PlanStore, TenantId, UserScope, in_memory::InMemoryPlanStore};
 
 struct Lookup {
@@ -39,13 +43,93 @@ impl NativeSkill for Lookup {
 
 struct World {
     orchestrator: Orchestrator,
-    store: Arc<InMemoryPlanStore>,
+    store: Arc<Yielding>,
     trail: AuditTrail,
+}
+
+/// The in-memory plan store, yielding once before each read of a plan (as a database's
+/// round trip does), so concurrent calls interleave there.
+#[derive(Default)]
+struct Yielding(InMemoryPlanStore);
+
+async fn yield_once() {
+    let mut yielded = false;
+    futures::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}
+
+#[async_trait]
+impl PlanStore for Yielding {
+    async fn create_plan(&self, scope: &UserScope, plan: NewPlan) -> StoreResult<PlanRecord> {
+        self.0.create_plan(scope, plan).await
+    }
+    async fn get_plan(&self, scope: &UserScope, plan_id: &str) -> StoreResult<Option<PlanRecord>> {
+        yield_once().await;
+        self.0.get_plan(scope, plan_id).await
+    }
+    async fn list_plans(
+        &self,
+        scope: &UserScope,
+        filter: &PlanFilter,
+    ) -> StoreResult<Vec<PlanRecord>> {
+        self.0.list_plans(scope, filter).await
+    }
+    async fn update_plan(
+        &self,
+        scope: &UserScope,
+        plan_id: &str,
+        update: PlanUpdate,
+    ) -> StoreResult<PlanRecord> {
+        self.0.update_plan(scope, plan_id, update).await
+    }
+    async fn delete_plan(&self, scope: &UserScope, plan_id: &str) -> StoreResult<()> {
+        self.0.delete_plan(scope, plan_id).await
+    }
+    async fn insert_step(
+        &self,
+        scope: &UserScope,
+        plan_id: &str,
+        step: NewStep,
+    ) -> StoreResult<WorkingMemoryEntry> {
+        self.0.insert_step(scope, plan_id, step).await
+    }
+    async fn update_step(
+        &self,
+        scope: &UserScope,
+        plan_id: &str,
+        number: u32,
+        update: StepUpdate,
+    ) -> StoreResult<WorkingMemoryEntry> {
+        self.0.update_step(scope, plan_id, number, update).await
+    }
+    async fn get_step(
+        &self,
+        scope: &UserScope,
+        plan_id: &str,
+        number: u32,
+    ) -> StoreResult<Option<WorkingMemoryEntry>> {
+        self.0.get_step(scope, plan_id, number).await
+    }
+    async fn list_steps(
+        &self,
+        scope: &UserScope,
+        plan_id: &str,
+    ) -> StoreResult<Vec<WorkingMemoryEntry>> {
+        self.0.list_steps(scope, plan_id).await
+    }
 }
 
 fn world(approver: Option<Option<ApprovalOption>>, fail: bool) -> World {
     let trail = AuditTrail::in_memory();
-    let store = Arc::new(InMemoryPlanStore::new());
+    let store = Arc::new(Yielding::default());
     let skills =
         InMemorySkills::new().with(SkillDefinition::native("crm-lookup").trust(TrustLevel::User));
     let executor = Executor::builder(Arc::new(skills), PolicyGate::allow_all(trail.clone()))
@@ -292,5 +376,96 @@ async fn a_failed_run_is_audited_as_the_plans_failure_with_its_risk() {
     assert!(
         usage.iter().all(|u| u.extension_id == "crm-lookup"),
         "{usage:?}"
+    );
+}
+
+#[tokio::test]
+async fn two_concurrent_runs_of_one_stored_plan_run_it_once() {
+    let w = world(None, false);
+    let result = w
+        .orchestrator
+        .execute_task(&Task::new("Look up Acme"), run())
+        .await
+        .unwrap();
+    let id = result.stored_plan_id.unwrap();
+    w.orchestrator
+        .approve_plan(&alice(), &id, "carol")
+        .await
+        .unwrap();
+    let twin = w.orchestrator.clone();
+    let (first, second) = futures::join!(
+        w.orchestrator.run_stored_plan(&id, run()),
+        twin.run_stored_plan(&id, run())
+    );
+    let outcomes = [first.is_ok(), second.is_ok()];
+    assert_eq!(
+        outcomes.iter().filter(|ok| **ok).count(),
+        1,
+        "{first:?} {second:?}"
+    );
+    let refused = if first.is_ok() { second } else { first };
+    assert!(matches!(refused, Err(Error::PlanState { .. })));
+    // While one call decides, another cannot decide the same plan either.
+    let third = w
+        .orchestrator
+        .execute_task(&Task::new("Look up Acme once more"), run())
+        .await
+        .unwrap();
+    let id3 = third.stored_plan_id.unwrap();
+    let scope = alice();
+    let (a, r) = futures::join!(
+        w.orchestrator.approve_plan(&scope, &id3, "carol"),
+        twin.reject_plan(&scope, &id3, "dave")
+    );
+    assert!(a.is_ok() != r.is_ok(), "exactly one decision: {a:?} {r:?}");
+}
+
+#[tokio::test]
+async fn a_plan_handed_to_act_is_stored_and_audited_as_its_callers_approval() {
+    let w = world(None, false);
+    let task = Task::new("Look up Acme");
+    let selection = w.orchestrator.select(&task, &run()).await.unwrap();
+    let plan = w
+        .orchestrator
+        .plan(&task, &selection)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(plan.requires_approval);
+    let result = w
+        .orchestrator
+        .act(&task, selection, plan, &run())
+        .await
+        .unwrap();
+    let id = result.stored_plan_id.unwrap();
+    let record = w.store.get_plan(&alice(), &id).await.unwrap().unwrap();
+    assert_eq!(record.approval_status, Some(ApprovalStatus::Approved));
+    let events: Vec<PlanEvent> = plan_events(&w.trail)
+        .await
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(events, [PlanEvent::Created, PlanEvent::Approved]);
+}
+
+#[test]
+fn a_plan_flag_on_an_execution_record_does_not_hide_it_from_the_usage_log() {
+    let mut record = skills_store_traits::audit::AuditRecord::new(
+        "alice",
+        "crm-lookup",
+        "acme/crm-lookup",
+        "user",
+        "in",
+        true,
+    );
+    record.security_flags = vec![PlanFlag::new(PlanEvent::Created, "p1", "low", None).to_flag()];
+    let entry = skills_store_traits::audit::AuditEntry {
+        chain: "tenant".into(),
+        sequence: 1,
+        recorded_at: record.timestamp,
+        record,
+    };
+    assert!(
+        skills_security::audit::UsageLogEntry::from_entry(&TenantId::new("acme"), &entry).is_some()
     );
 }

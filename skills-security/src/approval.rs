@@ -8,8 +8,13 @@
 //! channel hangs; a model asking for an unsandboxed run. Guarantee: [`Approvals::decide`]
 //! approves only on an explicit `yes_once` or `yes_in_session` answer from the host's
 //! [`ApprovalChannel`], or on a cached `yes_in_session` in the same (world, chat, skill)
-//! that covered every script SHA-256 of the request — a changed script asks again. One
-//! request lists every script a call will run, and its answer holds for all of them. No channel, `no`, a channel that fails or
+//! that covered every script of the request as shown (path, interpreter, SHA-256,
+//! arguments, inputs, trust level; [`ApprovalRequest::digests`]) — a changed script, or the
+//! same script with other arguments or at another trust, asks again. One request lists
+//! every script a call will run, and its answer holds for all of them. The pin covers each
+//! entry script's bytes; files a script reads from its skill directory at run time (a
+//! library it sources) are not part of the digest. The chat is the host's: put the user in
+//! it (or in the world) when chats are not unique per user. No channel, `no`, a channel that fails or
 //! does not answer within the timeout: not approved. Every skill-supplied string in an
 //! [`ApprovalRequest`] is neutralised when the request is built. A request has no field
 //! that could lower the sandbox's isolation.
@@ -164,6 +169,9 @@ pub struct ApprovalRequest {
     pub scripts: Vec<ApprovalScript>,
     /// The options offered, always all three.
     pub options: [ApprovalOption; 3],
+    /// The skill id as given (the session cache's key; `skill` is for display).
+    #[serde(skip)]
+    skill_key: String,
 }
 
 impl ApprovalRequest {
@@ -208,16 +216,37 @@ impl ApprovalRequest {
             trust,
             scripts,
             options: ApprovalOption::ALL,
+            skill_key: skill.to_owned(),
         }
     }
 
-    /// The scripts' digests, sorted and without repeats: what a `yes_in_session` answer
-    /// covers.
+    /// What a `yes_in_session` answer covers, one fingerprint per script, sorted and
+    /// without repeats: the SHA-256 of everything the person was shown about it (its path,
+    /// interpreter, content digest, arguments and inputs) and the trust level it runs at. A
+    /// change to any of them asks again.
     pub fn digests(&self) -> Vec<String> {
+        use sha2::Digest;
         let mut digests: Vec<String> = self
             .scripts
             .iter()
-            .map(|s| s.sha256.to_ascii_lowercase())
+            .map(|s| {
+                let mut hash = sha2::Sha256::new();
+                for part in [self.trust.as_str(), &s.script, &s.interpreter]
+                    .into_iter()
+                    .chain([s.sha256.to_ascii_lowercase().as_str()])
+                {
+                    hash.update(part.as_bytes());
+                    hash.update([0u8]);
+                }
+                for list in [&s.argv, &s.inputs] {
+                    hash.update(list.len().to_le_bytes());
+                    for item in list {
+                        hash.update(item.len().to_le_bytes());
+                        hash.update(item.as_bytes());
+                    }
+                }
+                hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+            })
             .collect();
         digests.sort();
         digests.dedup();
@@ -429,7 +458,7 @@ impl Approvals {
         (
             request.scope.world.clone(),
             request.scope.chat.clone(),
-            request.skill.clone(),
+            request.skill_key.clone(),
         )
     }
 
@@ -568,7 +597,7 @@ mod tests {
         assert_eq!(asked(), 2);
         // Another skill in the same chat is not covered by this skill's answer.
         let mut other = two("aa", "bb");
-        other.skill = "other".into();
+        other.skill_key = "other".into();
         assert_eq!(
             gate.decide(&other).await,
             ApprovalDecision::ApprovedForSession
@@ -583,6 +612,57 @@ mod tests {
         );
         assert_eq!(gate.decide(&empty).await, ApprovalDecision::Declined);
         assert_eq!(asked(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_session_answer_covers_what_was_shown_not_just_the_digest() {
+        let channel = Arc::new(Counting(0.into(), ApprovalOption::YesInSession));
+        let gate = Approvals::new(channel.clone());
+        let asked = || channel.0.load(std::sync::atomic::Ordering::SeqCst);
+        let with = |skill: &str, trust: TrustLevel, script: &str, args: &[&str]| {
+            let argv: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            ApprovalRequest::for_scripts(
+                SessionScope::new("w", "c"),
+                skill,
+                trust,
+                vec![ApprovalScript::new(
+                    "/s/x",
+                    script,
+                    "aa",
+                    "bash",
+                    &argv,
+                    &[],
+                )],
+            )
+        };
+        let dry = with("s", TrustLevel::Community, "scripts/a.sh", &["--dry-run"]);
+        assert!(gate.decide(&dry).await.approved());
+        assert_eq!(gate.decide(&dry).await, ApprovalDecision::ApprovedFromCache);
+        assert_eq!(asked(), 1);
+        // Same bytes, other arguments, another trust level, another path, or a skill id
+        // that only looks the same once neutralised: each asks.
+        for request in [
+            with(
+                "s",
+                TrustLevel::Community,
+                "scripts/a.sh",
+                &["--delete-all"],
+            ),
+            with("s", TrustLevel::Core, "scripts/a.sh", &["--dry-run"]),
+            with("s", TrustLevel::Community, "scripts/b.py", &["--dry-run"]),
+            with(
+                "s\u{1b}[0m",
+                TrustLevel::Community,
+                "scripts/a.sh",
+                &["--dry-run"],
+            ),
+        ] {
+            assert_eq!(
+                gate.decide(&request).await,
+                ApprovalDecision::ApprovedForSession
+            );
+        }
+        assert_eq!(asked(), 5);
     }
 
     #[tokio::test]

@@ -293,7 +293,13 @@ pub struct Run {
     pub(super) stored_plan: Option<String>,
     /// The host's chat or session id: what a script approval's `yes_in_session` covers.
     pub(super) session: Option<String>,
+    /// This run, unique in the process: the session of a run without the host's chat.
+    pub(super) run_id: u64,
 }
+
+/// Numbers runs (see [`Run::session`]): a `yes_in_session` without the host's chat covers
+/// one run, and the approvals cache lives in this process.
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl fmt::Debug for Run {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -321,6 +327,7 @@ impl Run {
             agent: None,
             stored_plan: None,
             session: None,
+            run_id: RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -366,8 +373,10 @@ impl Run {
     }
 
     /// The host's chat (or session) id: a script approved `yes_in_session` runs again
-    /// without asking in later runs of the same chat, while its digest is unchanged. Without
-    /// it, the session is the plan (an answer covers only this run).
+    /// without asking in later runs of the same user's chat, while what was approved is
+    /// unchanged. The answer is keyed on the tenant, the user and this id, so a chat id
+    /// shared between users never carries one user's answer to another. Without it, an
+    /// answer covers only this run.
     pub fn session(mut self, chat: impl Into<String>) -> Self {
         self.session = Some(chat.into());
         self

@@ -124,11 +124,12 @@ impl Executor {
             config = config.with_timeout(limit);
         }
         trace.sandbox_config = serde_json::to_value(&config).unwrap_or_default();
-        let chat = call
-            .run
-            .session
-            .clone()
-            .unwrap_or_else(|| call.plan.id.clone());
+        // The user is part of the session: one user's `yes_in_session` never covers another's
+        // run. Without the host's chat the session is this run alone (plan ids repeat).
+        let chat = match &call.run.session {
+            Some(chat) => format!("{}\u{1f}chat:{chat}", call.run.scope.user),
+            None => format!("{}\u{1f}run:{}", call.run.scope.user, call.run.run_id),
+        };
         let scope = SessionScope::new(call.run.scope.tenant.as_str(), chat);
         let mut script_input = ScriptInput::new().args(script.args.iter().cloned());
         if script.stdin_input {
@@ -226,6 +227,7 @@ impl Executor {
             // The composite step is persisted as one; its sub-steps are not.
             stored_plan: None,
             session: call.run.session.clone(),
+            run_id: call.run.run_id,
         };
         let result = self.run_plan(&plan, run, depth).await.map_err(|e| {
             StepError::new(StepErrorKind::Invalid, format!("the composite's plan: {e}"))

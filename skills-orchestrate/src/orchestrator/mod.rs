@@ -44,7 +44,7 @@ use crate::execute::{CancelToken, ExecutionResult, Executor, Run, SkillProvider,
 use crate::learn::LearningEngine;
 use crate::llm::TokenUsage;
 use crate::memory_bridge::{MemoryBridge, RunLearnings, SkillMemoryContext, StoredLearnings};
-use crate::plan::{ExecutionPlan, Planner, save_plan};
+use crate::plan::{ExecutionPlan, Planner};
 use crate::progress::{NoProgress, PlanDisplay, ProgressEvent, ProgressSink};
 use crate::select::{Selection, SkillCandidate, SkillSelector, Task};
 use crate::synthesis::{Synthesis, Synthesizer};
@@ -320,6 +320,8 @@ pub struct Orchestrator {
     learning: Option<LearningEngine>,
     plan_store: Option<Arc<dyn PlanStore>>,
     include_optional: bool,
+    /// Stored plans being decided or run by a call of this orchestrator (or a clone).
+    claims: plans::Claims,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -400,6 +402,7 @@ impl Orchestrator {
             learning: None,
             plan_store: None,
             include_optional: false,
+            claims: plans::Claims::default(),
         }
     }
 
@@ -579,7 +582,24 @@ impl Orchestrator {
         }
         let stored_plan_id = match (stored, &self.plan_store) {
             (Some(id), _) => Some(id),
-            (None, Some(store)) => Some(save_plan(store.as_ref(), &run.scope, &plan).await?.id),
+            (None, Some(_)) => {
+                // A plan handed to `act` is one its caller approved: stored and audited as
+                // such, so the store and the trail say what ran.
+                let record = self.store_created(&plan, run).await?;
+                if let Some(record) = &record
+                    && plan.requires_approval
+                {
+                    self.record_decision(
+                        &run.scope,
+                        &plan,
+                        &record.id,
+                        skills_store_traits::plans::ApprovalStatus::Approved,
+                        &run.scope.user,
+                    )
+                    .await?;
+                }
+                record.map(|r| r.id)
+            }
             (None, None) => None,
         };
         let mut exec_run = Run::new(run.scope.clone())

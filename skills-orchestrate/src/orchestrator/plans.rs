@@ -10,12 +10,20 @@
 //! [`Orchestrator::run_stored_plan`].
 //!
 //! Threat: a stored plan running without approval, approved twice or after a refusal, run
-//! twice, or a plan's fate missing from the audit trail. Guarantee: only a pending plan can
+//! twice (two calls at once included), or a plan's fate missing from the audit trail. Guarantee: only a pending plan can
 //! be approved or rejected; [`run_stored_plan`](Orchestrator::run_stored_plan) runs only a
 //! plan that needs no approval or was approved, and never one that already started; every
 //! creation, approval, refusal and failed run is appended to the tenant's audit chain (the
 //! executor's gate's trail) with the plan's risk level, and a creation or decision whose
-//! record cannot be written fails instead of proceeding.
+//! record cannot be written fails instead of proceeding (a plan whose creation could not be
+//! recorded is deleted again). Deciding and running a stored plan hold a claim on it for
+//! the call, shared by the orchestrator's clones: a concurrent call on the same plan is
+//! refused. Across processes sharing a store this claim does not reach; there the store
+//! must claim (the PostgreSQL backend's `FOR UPDATE SKIP LOCKED`). A plan handed to
+//! [`Orchestrator::act`] directly is one its caller approved, and is recorded so.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::json;
 use skills_security::TrustLevel;
@@ -27,6 +35,41 @@ use super::{OrchestrationResult, OrchestrationStatus, Orchestrator, TaskRun, mos
 use crate::error::{Error, Result};
 use crate::plan::{ExecutionPlan, load_plan, plan_from_record, save_plan};
 use crate::select::{RequiredSkill, Selection, SkillAnalysis, Task};
+
+/// Stored plans a call is deciding or running, shared by an orchestrator's clones: a
+/// second call on the same plan meanwhile is refused instead of racing the first. (Across
+/// processes the store has to claim; see the PostgreSQL backend's issue.)
+#[derive(Clone, Default)]
+pub(super) struct Claims(Arc<Mutex<HashSet<String>>>);
+
+/// A plan claimed until dropped.
+pub(super) struct Claim {
+    claims: Claims,
+    plan_id: String,
+}
+
+impl Claims {
+    fn claim(&self, plan_id: &str) -> Result<Claim> {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if !held.insert(plan_id.to_owned()) {
+            return Err(state(
+                plan_id,
+                "is being decided or run by another call; try again when it ends",
+            ));
+        }
+        Ok(Claim {
+            claims: self.clone(),
+            plan_id: plan_id.to_owned(),
+        })
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let mut held = self.claims.0.lock().unwrap_or_else(PoisonError::into_inner);
+        held.remove(&self.plan_id);
+    }
+}
 
 /// What the orchestrator did with a plan that needs approval.
 pub(super) enum Decision {
@@ -160,7 +203,7 @@ impl Orchestrator {
         })
     }
 
-    async fn record_decision(
+    pub(super) async fn record_decision(
         &self,
         scope: &UserScope,
         plan: &ExecutionPlan,
@@ -211,6 +254,11 @@ impl Orchestrator {
     /// `POST /plans/{id}/approve`): recorded on the plan (who, when) and on the audit trail
     /// with its risk level. Run it with [`run_stored_plan`](Self::run_stored_plan).
     ///
+    /// The host authenticates: `scope` must be the plan owner's, taken from the
+    /// authenticated session (never from the request), and `approver` who is answering.
+    /// No roles are checked here (the plan is the user's own task; step approvals the gate
+    /// asks for keep their approver roles).
+    ///
     /// # Errors
     /// [`Error::PlanState`] when there is no plan store, no such plan for the user, or the
     /// plan is not pending (already approved, rejected, or needing no approval); the
@@ -221,6 +269,7 @@ impl Orchestrator {
         plan_id: &str,
         approver: impl Into<UserId>,
     ) -> Result<PlanRecord> {
+        let _claim = self.claims.claim(plan_id)?;
         let plan = self.pending(scope, plan_id).await?;
         self.record_decision(
             scope,
@@ -242,6 +291,7 @@ impl Orchestrator {
         plan_id: &str,
         by: impl Into<UserId>,
     ) -> Result<PlanRecord> {
+        let _claim = self.claims.claim(plan_id)?;
         let plan = self.pending(scope, plan_id).await?;
         self.record_decision(scope, &plan, plan_id, ApprovalStatus::Rejected, &by.into())
             .await
@@ -263,6 +313,9 @@ impl Orchestrator {
         let Some(store) = &self.plan_store else {
             return Err(state(plan_id, "cannot run: no plan store is configured"));
         };
+        // Held until the run ends: a second call meanwhile is refused, and one after it
+        // finds the plan started.
+        let _claim = self.claims.claim(plan_id)?;
         let Some(record) = store.get_plan(&run.scope, plan_id).await? else {
             return Err(state(plan_id, "does not exist for this user"));
         };

@@ -131,7 +131,12 @@ impl UsageLogEntry {
     /// denials (an allow or ask-approval decision of the gate, a plan's event).
     pub fn from_entry(tenant: &TenantId, entry: &AuditEntry) -> Option<UsageLogEntry> {
         let r = &entry.record;
-        if super::record::PlanFlag::find(r).is_some() {
+        // A plan's own record (its skill id and path say so, as well as its flag): a flag
+        // on an execution's record does not hide the execution.
+        if r.skill_id == super::record::PLAN_RECORD_SKILL
+            && r.skill_path.starts_with("plans/")
+            && super::record::PlanFlag::find(r).is_some()
+        {
             return None;
         }
         let policy = PolicyFlag::find(r);

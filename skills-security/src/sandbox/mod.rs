@@ -102,13 +102,17 @@ pub const MAX_ARGS_BYTES: usize = 128 << 10;
 /// before the script starts, at `inputs/<name>` of its working directory.
 ///
 /// Threat: an input that reaches the host's own files, a name that climbs out of
-/// `inputs/`, or a script that rewrites what it was given. Guarantee: the script sees a
-/// copy (never the host's file); the name is one plain path component (1 to 128 bytes, no
-/// `/`, NUL, control character, `.` or `..`), unique in the run; the file is mode 0444 in a
-/// directory of mode 0555 made before the run drops its privileges (on root hosts both are
-/// root's, so the sandbox user cannot change them); all inputs together count against the
-/// scratch cap and at most [`MAX_INPUT_FILES`] are staged. A request breaking any of this is
-/// refused before launch.
+/// `inputs/` or hides from the person approving, or a script that rewrites what it was given.
+/// Guarantee: the script sees a copy (never the host's file); the name is one plain path
+/// component (1 to 128 bytes, no `/` or `\\`, nothing `neutralize` would escape, not `.` or
+/// `..`), unique in the run; all inputs together count against the scratch cap and at most
+/// [`MAX_INPUT_FILES`] are staged; a request breaking any of this is refused before launch.
+/// The files are made 0444 in a 0555 directory before the run drops its privileges (the
+/// host's umask can only narrow these modes): on root hosts they are root's, so the sandbox
+/// user cannot change their bytes. What does not hold: `inputs/` lies in the script's own
+/// scratch, so a script may rename it and put other files in its place, and in the
+/// user-namespace tier (non-root hosts) it owns the copies and may `chmod` and rewrite
+/// them. Either way only its own copy changes; nothing reaches the host's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputFile {
     /// The file's name in `inputs/`.

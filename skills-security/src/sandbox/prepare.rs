@@ -82,13 +82,16 @@ pub(crate) fn check_inputs(request: &super::SandboxRequest) -> Result<(), Status
     let mut total: u64 = 0;
     for file in files {
         let name = &file.name;
+        // Nothing a person could not see: what `neutralize` would escape (controls, bidi
+        // overrides, zero-width and other invisible characters) is refused.
         let plain = !name.is_empty()
             && name.len() <= 128
             && name != "."
             && name != ".."
             && !name
                 .chars()
-                .any(|c| c == '/' || c == '\\' || c.is_control());
+                .any(|c| c == '/' || c == '\\' || c.is_control())
+            && super::neutralize(name.as_bytes()) == *name;
         if !plain {
             return Err(refused(format!(
                 "the input file name `{}` is not one plain path component",

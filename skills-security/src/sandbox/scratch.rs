@@ -160,6 +160,10 @@ fn remove_tree(dir: BorrowedFd<'_>, depth: usize) {
     for (name, reported) in entries(dir) {
         if kind(dir, &name, reported) == Some(Type::Directory) && depth < MAX_DEPTH {
             if let Ok(child) = openat(dir, name.as_c_str(), dir_flags(), Mode::empty()) {
+                // A read-only directory (the staged `inputs/`, or one a script made 0500)
+                // would keep its entries from its owner; through the descriptor, so nothing
+                // else is touched.
+                let _ = fchmod(child.as_fd(), Mode::S_IRWXU);
                 remove_tree(child.as_fd(), depth + 1);
             }
             let _ = unlinkat(dir, name.as_c_str(), UnlinkatFlags::RemoveDir);
