@@ -1,0 +1,156 @@
+//! A resolved catalog as rig tools: `use_skill` and `read_skill_file`, each call through the
+//! host's policy gate for the skill it names.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rig_core::message::ToolName;
+use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
+use serde_json::Value;
+use skills_catalog::agent_tools::{
+    READ_SKILL_FILE, READ_SKILL_FILE_DESCRIPTION, SkillFileReader, USE_SKILL,
+    read_skill_file_schema, use_skill, use_skill_description, use_skill_schema,
+};
+use skills_catalog::{Resolution, ResolvedSkill};
+use skills_security::autonomy::default_risk;
+use skills_security::gate::SkillInfo;
+use skills_security::{Decision, PolicyGate, Principal, StepRequest, TrustLevel};
+
+/// The catalog's tools for one principal: every call names a skill, and the gate decides
+/// for that skill (at the trust level it carries, `community` when none) before anything is
+/// read. An `Allow` runs the call; `AskApproval` and `Deny` refuse it with the gate's reason
+/// (approvals through the option runtime are not wired here yet); a gate that cannot audit
+/// its decision refuses too.
+#[derive(Clone)]
+pub struct SkillTools {
+    resolution: Arc<Resolution>,
+    gate: Arc<PolicyGate>,
+    principal: Principal,
+    sandbox_dir: String,
+    calls: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for SkillTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillTools")
+            .field("skills", &self.resolution.skills.len())
+            .field("sandbox_dir", &self.sandbox_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SkillTools {
+    /// Tools over `resolution` for `principal`, decided by `gate`; `sandbox_dir` is where
+    /// `use_skill`'s description says skills are mounted.
+    pub fn new(
+        resolution: Arc<Resolution>,
+        gate: Arc<PolicyGate>,
+        principal: Principal,
+        sandbox_dir: impl Into<String>,
+    ) -> Self {
+        SkillTools {
+            resolution,
+            gate,
+            principal,
+            sandbox_dir: sandbox_dir.into(),
+            calls: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Both tools, for a rig agent's tool set.
+    pub fn tools(&self) -> Vec<DynamicTool> {
+        [self.use_skill(), self.read_skill_file()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// `use_skill`: the skill's instructions (seed 002's response and error messages).
+    pub fn use_skill(&self) -> Option<DynamicTool> {
+        let this = self.clone();
+        let name = ToolName::new(USE_SKILL).ok()?;
+        Some(DynamicTool::new(
+            name,
+            use_skill_description(&self.sandbox_dir),
+            use_skill_schema(),
+            move |args: Value| {
+                let this = this.clone();
+                Box::pin(async move {
+                    let skill_name = string_arg(&args, "skill_name")?;
+                    if let Some(skill) = this.resolution.find(&skill_name) {
+                        this.authorize(skill, USE_SKILL).await?;
+                    }
+                    let text = use_skill(&this.resolution, &skill_name)
+                        .map_err(ToolExecutionError::refused)?;
+                    Ok(ToolOutput::text(text))
+                })
+            },
+        ))
+    }
+
+    /// `read_skill_file`: a text file of a skill, contained in its directory (repo skills;
+    /// stored skills need a store this adapter does not hold yet and are refused).
+    pub fn read_skill_file(&self) -> Option<DynamicTool> {
+        let this = self.clone();
+        let name = ToolName::new(READ_SKILL_FILE).ok()?;
+        Some(DynamicTool::new(
+            name,
+            READ_SKILL_FILE_DESCRIPTION,
+            read_skill_file_schema(),
+            move |args: Value| {
+                let this = this.clone();
+                Box::pin(async move {
+                    let skill_name = string_arg(&args, "skill_name")?;
+                    let path = string_arg(&args, "path")?;
+                    if let Some(skill) = this.resolution.find(&skill_name) {
+                        this.authorize(skill, READ_SKILL_FILE).await?;
+                    }
+                    let text = SkillFileReader::new()
+                        .read(&this.resolution, &skill_name, &path)
+                        .await
+                        .map_err(|e| ToolExecutionError::refused(e.to_string()))?;
+                    Ok(ToolOutput::text(text))
+                })
+            },
+        ))
+    }
+
+    /// The gate's decision for `skill`; anything but `Allow` refuses the call.
+    async fn authorize(&self, skill: &ResolvedSkill, tool: &str) -> Result<(), ToolExecutionError> {
+        let trust = TrustLevel::of_skill(skill.trust_level.as_deref());
+        let info = SkillInfo::new(&skill.id, &skill.source_ref, trust, default_risk(trust));
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let mut request = StepRequest::new(
+            self.principal.clone(),
+            info,
+            format!("rig/{tool}/{}#{call}", skill.id),
+        );
+        request.tool = Some(tool.to_owned());
+        match self.gate.check(&request).await {
+            Ok(Decision::Allow { .. }) => Ok(()),
+            Ok(Decision::AskApproval { reason, .. }) => Err(ToolExecutionError::refused(format!(
+                "skill `{}` needs approval: {reason}",
+                skill.id
+            ))),
+            Ok(Decision::Deny { reason, .. }) => Err(ToolExecutionError::refused(format!(
+                "skill `{}` is denied: {reason}",
+                skill.id
+            ))),
+            Err(e) => Err(ToolExecutionError::refused(format!(
+                "the policy check failed: {e}"
+            ))),
+        }
+    }
+}
+
+fn string_arg(args: &Value, key: &str) -> Result<String, ToolExecutionError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            ToolExecutionError::new(
+                rig_core::tool::ToolErrorKind::InvalidArgs,
+                format!("`{key}` must be a string"),
+            )
+        })
+}
