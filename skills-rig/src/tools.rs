@@ -1,6 +1,8 @@
-//! A resolved catalog as rig tools: `use_skill` and `read_skill_file`, each call through the
-//! host's policy gate for the skill it names.
+//! A resolved catalog as rig tools: `use_skill`, `read_skill_file` and (with
+//! [`LoadSkillParts`]) `load_skill`, each call through the host's policy gate for the skill it
+//! names.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,13 +16,50 @@ use skills_catalog::agent_tools::{
 use skills_catalog::{Resolution, ResolvedSkill};
 use skills_security::autonomy::default_risk;
 use skills_security::gate::SkillInfo;
-use skills_security::{Decision, PolicyGate, Principal, StepRequest, TrustLevel};
+use skills_security::sandbox::Sandbox;
+use skills_security::{
+    Approvals, Decision, PolicyGate, Principal, ScriptRunner, SessionScope, StepRequest, TrustLevel,
+};
+
+/// The name of the `load_skill` tool.
+pub const LOAD_SKILL: &str = "load_skill";
+
+/// What `load_skill` needs: the sandbox scripts run in, the approvals that decide them (for
+/// the option runtime: `Approvals::new(Arc::new(OptionChannel::new(runtime)))`), the chat the
+/// answers belong to, the most trust a skill gets here, and where runs keep scratch files.
+#[derive(Clone)]
+pub struct LoadSkillParts {
+    sandbox: Arc<dyn Sandbox>,
+    approvals: Arc<Approvals>,
+    scope: SessionScope,
+    trust: TrustLevel,
+    scratch_root: PathBuf,
+}
+
+impl LoadSkillParts {
+    /// The parts `ScriptRunner::load_skill` runs with.
+    pub fn new(
+        sandbox: Arc<dyn Sandbox>,
+        approvals: Arc<Approvals>,
+        scope: SessionScope,
+        trust: TrustLevel,
+        scratch_root: impl Into<PathBuf>,
+    ) -> Self {
+        LoadSkillParts {
+            sandbox,
+            approvals,
+            scope,
+            trust,
+            scratch_root: scratch_root.into(),
+        }
+    }
+}
 
 /// The catalog's tools for one principal: every call names a skill, and the gate decides
 /// for that skill (at the trust level it carries, `community` when none) before anything is
 /// read. An `Allow` runs the call; `AskApproval` and `Deny` refuse it with the gate's reason
-/// (approvals through the option runtime are not wired here yet); a gate that cannot audit
-/// its decision refuses too.
+/// (a gate-level approval is not asked from here: scripts' approvals are `load_skill`'s); a
+/// gate that cannot audit its decision refuses too.
 #[derive(Clone)]
 pub struct SkillTools {
     resolution: Arc<Resolution>,
@@ -28,6 +67,7 @@ pub struct SkillTools {
     principal: Principal,
     sandbox_dir: String,
     calls: Arc<AtomicU64>,
+    load: Option<LoadSkillParts>,
 }
 
 impl std::fmt::Debug for SkillTools {
@@ -54,12 +94,21 @@ impl SkillTools {
             principal,
             sandbox_dir: sandbox_dir.into(),
             calls: Arc::new(AtomicU64::new(0)),
+            load: None,
         }
     }
 
-    /// Both tools, for a rig agent's tool set.
+    /// Adds the `load_skill` tool, running referenced scripts with `parts`.
+    #[must_use]
+    pub fn with_load_skill(mut self, parts: LoadSkillParts) -> Self {
+        self.load = Some(parts);
+        self
+    }
+
+    /// The tools, for a rig agent's tool set: `use_skill`, `read_skill_file`, and
+    /// `load_skill` when [`SkillTools::with_load_skill`] gave its parts.
     pub fn tools(&self) -> Vec<DynamicTool> {
-        [self.use_skill(), self.read_skill_file()]
+        [self.use_skill(), self.read_skill_file(), self.load_skill()]
             .into_iter()
             .flatten()
             .collect()
@@ -110,6 +159,42 @@ impl SkillTools {
                         .await
                         .map_err(|e| ToolExecutionError::refused(e.to_string()))?;
                     Ok(ToolOutput::text(text))
+                })
+            },
+        ))
+    }
+
+    /// `load_skill`: seed 004's activation (`<skill_context>`): the instructions, the
+    /// referenced files, and the output of each referenced script, run in the sandbox after
+    /// one approval for the call (asked through the configured [`Approvals`]). `None` without
+    /// [`LoadSkillParts`].
+    pub fn load_skill(&self) -> Option<DynamicTool> {
+        let parts = self.load.clone()?;
+        let this = self.clone();
+        let name = ToolName::new(LOAD_SKILL).ok()?;
+        Some(DynamicTool::new(
+            name,
+            "Load a skill: its instructions, the files they reference, and the output of the \
+             scripts they reference (each run in a sandbox after approval).",
+            use_skill_schema(),
+            move |args: Value| {
+                let (this, parts) = (this.clone(), parts.clone());
+                Box::pin(async move {
+                    let skill_name = string_arg(&args, "skill_name")?;
+                    if let Some(skill) = this.resolution.find(&skill_name) {
+                        this.authorize(skill, LOAD_SKILL).await?;
+                    }
+                    let runner = ScriptRunner::new(
+                        parts.sandbox.as_ref(),
+                        parts.approvals.as_ref(),
+                        parts.scope.clone(),
+                        parts.trust,
+                        &parts.scratch_root,
+                    );
+                    let loaded = runner
+                        .load_skill(&this.resolution, &SkillFileReader::new(), &skill_name, None)
+                        .await;
+                    Ok(ToolOutput::text(loaded.rendered))
                 })
             },
         ))

@@ -185,3 +185,113 @@ mod tools {
         assert!(missing.is_err());
     }
 }
+
+mod load_skill {
+    use super::*;
+    use skills_rig::{LoadSkillParts, SkillTools};
+    use skills_security::approval::OptionChannel;
+    use skills_security::audit::AuditTrail;
+    use skills_security::hitl::OptionRuntime;
+    use skills_security::sandbox::ScriptedSandbox;
+    use skills_security::time::ThreadTimer;
+    use skills_security::{Approvals, PolicyGate, Principal, SessionScope, TrustLevel};
+
+    #[test]
+    fn scripts_are_asked_through_the_option_runtime_and_refused_ones_never_run() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/skills");
+        let report = Discovery::new(LoadOptions::default()).root(root).run();
+        let skills: Vec<_> = report.skills().cloned().collect();
+        let resolution = Arc::new(Resolver::new().resolve_repo(&skills));
+        // Nobody answers: the non-interactive runtime gives its default, which is no.
+        let runtime = Arc::new(OptionRuntime::new(Arc::new(ThreadTimer::new())).non_interactive());
+        let approvals = Arc::new(Approvals::new(Arc::new(OptionChannel::new(runtime))));
+        let sandbox = Arc::new(ScriptedSandbox::new());
+        let scratch = std::env::temp_dir();
+        let tools = SkillTools::new(
+            resolution,
+            Arc::new(PolicyGate::allow_all(AuditTrail::in_memory())),
+            Principal::new("acme", "alice"),
+            "/skills",
+        )
+        .with_load_skill(LoadSkillParts::new(
+            sandbox.clone(),
+            approvals,
+            SessionScope::new("world", "chat"),
+            TrustLevel::User,
+            scratch,
+        ));
+        assert_eq!(tools.tools().len(), 3);
+        let load = tools.load_skill().unwrap();
+        let output = block_on(load.execute(json!({"skill_name": "pdf-tools"}))).unwrap();
+        let text = output.render();
+        assert!(text.contains("<skill_context"), "{text}");
+        assert!(text.contains("scripts/extract_text.py"), "{text}");
+        assert!(text.contains("not approved (declined)"), "{text}");
+        assert!(
+            sandbox.requests().is_empty(),
+            "an unapproved script never runs"
+        );
+        // Without its parts there is no load_skill tool.
+        let plain = SkillTools::new(
+            Arc::new(Resolver::new().resolve_repo(&skills)),
+            Arc::new(PolicyGate::allow_all(AuditTrail::in_memory())),
+            Principal::new("acme", "alice"),
+            "/skills",
+        );
+        assert!(plain.load_skill().is_none());
+    }
+
+    #[test]
+    fn a_yes_submitted_to_the_option_runtime_runs_the_script_in_the_sandbox() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/skills");
+        let report = Discovery::new(LoadOptions::default()).root(root).run();
+        let skills: Vec<_> = report.skills().cloned().collect();
+        let resolution = Arc::new(Resolver::new().resolve_repo(&skills));
+        let runtime = Arc::new(OptionRuntime::new(Arc::new(ThreadTimer::new())));
+        let approvals = Arc::new(Approvals::new(Arc::new(OptionChannel::new(
+            runtime.clone(),
+        ))));
+        let sandbox = Arc::new(ScriptedSandbox::new());
+        let tools = SkillTools::new(
+            resolution,
+            Arc::new(PolicyGate::allow_all(AuditTrail::in_memory())),
+            Principal::new("acme", "alice"),
+            "/skills",
+        )
+        .with_load_skill(LoadSkillParts::new(
+            sandbox.clone(),
+            approvals,
+            SessionScope::new("world", "chat"),
+            TrustLevel::User,
+            std::env::temp_dir(),
+        ));
+        let load = tools.load_skill().unwrap();
+        // The person: answers the first request that appears in the world.
+        let person = std::thread::spawn(move || {
+            for _ in 0..500 {
+                if let Some(event) = runtime.pending("world").first() {
+                    return runtime
+                        .submit("world", &event.request_id, "yes_once", Some("alice"))
+                        .is_ok();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            false
+        });
+        let output = block_on(load.execute(json!({"skill_name": "pdf-tools"}))).unwrap();
+        assert!(
+            person.join().unwrap(),
+            "the request reached the option runtime"
+        );
+        assert_eq!(
+            sandbox.requests().len(),
+            1,
+            "the approved script ran in the sandbox"
+        );
+        assert!(
+            output
+                .render()
+                .contains("<script_output script=\"scripts/extract_text.py\"")
+        );
+    }
+}
