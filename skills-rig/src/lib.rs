@@ -14,4 +14,4 @@ mod tools;
 
 pub use llm::RigLlm;
 pub use preamble::{Preamble, preamble};
-pub use tools::{LOAD_SKILL, LoadSkillParts, SkillTools};
+pub use tools::{LOAD_SKILL, LoadSkillParts, SKILL_CONTENT_SOURCE, SkillTools};

@@ -18,8 +18,29 @@ use skills_security::autonomy::default_risk;
 use skills_security::gate::SkillInfo;
 use skills_security::sandbox::Sandbox;
 use skills_security::{
-    Approvals, Decision, PolicyGate, Principal, ScriptRunner, SessionScope, StepRequest, TrustLevel,
+    Approvals, Classifier, Context, DataClass, DataType, Decision, PolicyGate, Principal,
+    Sanitizer, ScriptRunner, SessionScope, SourceRule, SourceRules, StepRequest, TrustLevel,
 };
+
+/// The source name tool results are classified under: skill text is public as a whole (only
+/// what the detectors find in it is hidden).
+pub const SKILL_CONTENT_SOURCE: &str = "skill_content";
+
+/// The seed's source rules plus [`SKILL_CONTENT_SOURCE`] as public.
+fn default_sanitizer() -> Sanitizer {
+    let mut sources = SourceRules::default();
+    sources.insert(
+        SKILL_CONTENT_SOURCE,
+        SourceRule {
+            class: DataClass::Public,
+            data_type: DataType::GENERAL,
+            recorded_as: "skill".to_owned(),
+            tokenizable: true,
+            retention_days: None,
+        },
+    );
+    Sanitizer::new(Classifier::new().with_sources(sources))
+}
 
 /// The name of the `load_skill` tool.
 pub const LOAD_SKILL: &str = "load_skill";
@@ -59,7 +80,8 @@ impl LoadSkillParts {
 /// for that skill (at the trust level it carries, `community` when none) before anything is
 /// read. An `Allow` runs the call; `AskApproval` and `Deny` refuse it with the gate's reason
 /// (a gate-level approval is not asked from here: scripts' approvals are `load_skill`'s); a
-/// gate that cannot audit its decision refuses too.
+/// gate that cannot audit its decision refuses too. Every result passes the sanitizer at the
+/// skill's trust level before the model sees it.
 #[derive(Clone)]
 pub struct SkillTools {
     resolution: Arc<Resolution>,
@@ -68,6 +90,7 @@ pub struct SkillTools {
     sandbox_dir: String,
     calls: Arc<AtomicU64>,
     load: Option<LoadSkillParts>,
+    sanitizer: Arc<Sanitizer>,
 }
 
 impl std::fmt::Debug for SkillTools {
@@ -95,7 +118,18 @@ impl SkillTools {
             sandbox_dir: sandbox_dir.into(),
             calls: Arc::new(AtomicU64::new(0)),
             load: None,
+            sanitizer: Arc::new(default_sanitizer()),
         }
+    }
+
+    /// Sanitizes tool results with `sanitizer` (default: the seed's rules with
+    /// [`SKILL_CONTENT_SOURCE`] public). Results are classified as from
+    /// [`SKILL_CONTENT_SOURCE`]: without a rule for it, the sanitizer's default class applies
+    /// to the whole result, and a skill not cleared for it gets one token.
+    #[must_use]
+    pub fn with_sanitizer(mut self, sanitizer: Sanitizer) -> Self {
+        self.sanitizer = Arc::new(sanitizer);
+        self
     }
 
     /// Adds the `load_skill` tool, running referenced scripts with `parts`.
@@ -126,12 +160,10 @@ impl SkillTools {
                 let this = this.clone();
                 Box::pin(async move {
                     let skill_name = string_arg(&args, "skill_name")?;
-                    if let Some(skill) = this.resolution.find(&skill_name) {
-                        this.authorize(skill, USE_SKILL).await?;
-                    }
+                    let trust = this.guard(&skill_name, USE_SKILL).await?;
                     let text = use_skill(&this.resolution, &skill_name)
                         .map_err(ToolExecutionError::refused)?;
-                    Ok(ToolOutput::text(text))
+                    Ok(ToolOutput::text(this.clean(&text, trust, USE_SKILL)?))
                 })
             },
         ))
@@ -151,14 +183,16 @@ impl SkillTools {
                 Box::pin(async move {
                     let skill_name = string_arg(&args, "skill_name")?;
                     let path = string_arg(&args, "path")?;
-                    if let Some(skill) = this.resolution.find(&skill_name) {
-                        this.authorize(skill, READ_SKILL_FILE).await?;
-                    }
+                    let trust = this.guard(&skill_name, READ_SKILL_FILE).await?;
                     let text = SkillFileReader::new()
                         .read(&this.resolution, &skill_name, &path)
                         .await
                         .map_err(|e| ToolExecutionError::refused(e.to_string()))?;
-                    Ok(ToolOutput::text(text))
+                    Ok(ToolOutput::text(this.clean(
+                        &text,
+                        trust,
+                        READ_SKILL_FILE,
+                    )?))
                 })
             },
         ))
@@ -181,9 +215,7 @@ impl SkillTools {
                 let (this, parts) = (this.clone(), parts.clone());
                 Box::pin(async move {
                     let skill_name = string_arg(&args, "skill_name")?;
-                    if let Some(skill) = this.resolution.find(&skill_name) {
-                        this.authorize(skill, LOAD_SKILL).await?;
-                    }
+                    let trust = this.guard(&skill_name, LOAD_SKILL).await?;
                     let runner = ScriptRunner::new(
                         parts.sandbox.as_ref(),
                         parts.approvals.as_ref(),
@@ -194,10 +226,45 @@ impl SkillTools {
                     let loaded = runner
                         .load_skill(&this.resolution, &SkillFileReader::new(), &skill_name, None)
                         .await;
-                    Ok(ToolOutput::text(loaded.rendered))
+                    Ok(ToolOutput::text(this.clean(
+                        &loaded.rendered,
+                        trust,
+                        LOAD_SKILL,
+                    )?))
                 })
             },
         ))
+    }
+
+    /// The gate's decision for the skill `name` names, and its trust level; a name that
+    /// resolves to nothing passes (the tool answers with the catalog's not-found message) at
+    /// `community`.
+    async fn guard(&self, name: &str, tool: &str) -> Result<TrustLevel, ToolExecutionError> {
+        match self.resolution.find(name) {
+            Some(skill) => {
+                self.authorize(skill, tool).await?;
+                Ok(TrustLevel::of_skill(skill.trust_level.as_deref()))
+            }
+            None => Ok(TrustLevel::Community),
+        }
+    }
+
+    /// `text` through the sanitizer at `trust`: whatever the skill may not see reaches the
+    /// model only as tokens (or redacted), never as the value.
+    fn clean(
+        &self,
+        text: &str,
+        trust: TrustLevel,
+        tool: &str,
+    ) -> Result<String, ToolExecutionError> {
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let mut execution = self
+            .sanitizer
+            .begin(format!("rig/{tool}/result#{call}"), trust, None)
+            .map_err(|e| ToolExecutionError::refused(format!("the sanitizer failed: {e}")))?;
+        Ok(execution
+            .sanitize_text(text, &Context::source(SKILL_CONTENT_SOURCE))
+            .text)
     }
 
     /// The gate's decision for `skill`; anything but `Allow` refuses the call.

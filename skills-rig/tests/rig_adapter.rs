@@ -295,3 +295,49 @@ mod load_skill {
         );
     }
 }
+
+mod sanitized {
+    use super::*;
+    use skills_rig::SkillTools;
+    use skills_security::audit::AuditTrail;
+    use skills_security::{PolicyGate, Principal};
+
+    #[test]
+    fn tool_results_pass_the_sanitizer_at_the_skills_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("crm-notes");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: crm-notes\ndescription: Notes on accounts.\n---\nEscalate to rbrown@example.com or call 415-555-0132.\n",
+        )
+        .unwrap();
+        let report = Discovery::new(LoadOptions::default())
+            .root(dir.path())
+            .run();
+        let skills: Vec<_> = report.skills().cloned().collect();
+        // A repo skill carries no trust level: community, cleared for public data only.
+        let tools = SkillTools::new(
+            Arc::new(Resolver::new().resolve_repo(&skills)),
+            Arc::new(PolicyGate::allow_all(AuditTrail::in_memory())),
+            Principal::new("acme", "alice"),
+            "/skills",
+        );
+        let read = tools.read_skill_file().unwrap();
+        let text = block_on(read.execute(json!({"skill_name": "crm-notes", "path": "SKILL.md"})))
+            .unwrap()
+            .render();
+        assert!(!text.contains("rbrown@example.com"), "{text}");
+        assert!(!text.contains("415-555-0132"), "{text}");
+        assert!(text.contains("Escalate to"), "{text}");
+        let used = block_on(
+            tools
+                .use_skill()
+                .unwrap()
+                .execute(json!({"skill_name": "crm-notes"})),
+        )
+        .unwrap()
+        .render();
+        assert!(!used.contains("rbrown@example.com"), "{used}");
+    }
+}
