@@ -3,7 +3,7 @@
 //!
 //! The family opens no sockets and picks no runtime or TLS stack: the host implements
 //! [`HttpClient`] with whatever it already trusts (TLS, proxies, connection pooling). With
-//! the feature `reqwest`, [`ReqwestClient`] is a small ready-made implementation for hosts
+//! the feature `reqwest`, `ReqwestClient` is a small ready-made implementation for hosts
 //! that want one (it needs a tokio runtime, and a TLS feature of reqwest enabled by the host
 //! for `https://` URLs).
 //!
