@@ -1,7 +1,8 @@
 //! A rig agent loop with skills, offline: rig's scripted model asks for `use_skill`, the
 //! tool runs through the policy gate, the model answers with the skill's instructions in hand.
 //!
-//! Run: `cargo run -p skills-rig --example rig_agent`
+//! Run: `cargo run --example rig_agent --features rig` (or `cargo run -p skills-rig --example
+//! rig_agent`)
 //!
 //! To use a real model, build any rig completion model instead of `MockCompletionModel`
 //! (rig-core's provider modules with a transport, for example an OpenAI-compatible server at
@@ -38,7 +39,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// The agent loop; one line per turn.
 async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut transcript = Vec::new();
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/skills");
+    // The repository's example skills, whether built in skills-rig or in the facade.
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = [
+        manifest.join("examples/skills"),
+        manifest.join("../examples/skills"),
+    ]
+    .into_iter()
+    .find(|p| p.join("pdf-tools").is_dir())
+    .ok_or("the example skills are missing")?;
     let report = Discovery::new(LoadOptions::default()).root(root).run();
     let skills: Vec<_> = report.skills().cloned().collect();
     let resolution = Arc::new(Resolver::new().resolve_repo(&skills));
