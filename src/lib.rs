@@ -12,6 +12,8 @@
 //! | `skills-security` | [`security`] | classification, sanitization, trust, sandboxing, approvals, audit |
 //! | `skills-install` | [`install`] | sources, the install pipeline, digests, versions, publishing |
 //! | `skills-orchestrate` | [`orchestrate`] | planning, execution, working memory, context budgets |
+//! | `skills-http` | [`http`] | the host's HTTP client trait (an optional reqwest client) |
+//! | `skills-openai` | [`openai`] | an OpenAI-compatible Chat Completions `LlmClient` |
 //!
 //! The most used items of `skills-core` are also re-exported at the top level.
 //!
@@ -25,7 +27,9 @@
 
 pub use skills_catalog as catalog;
 pub use skills_core as core;
+pub use skills_http as http;
 pub use skills_install as install;
+pub use skills_openai as openai;
 pub use skills_orchestrate as orchestrate;
 pub use skills_security as security;
 pub use skills_store_sqlite as sqlite;

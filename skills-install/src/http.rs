@@ -1,4 +1,5 @@
-//! The HTTP client the host supplies, and the bounded helpers the sources call it through.
+//! The HTTP client the host supplies (the trait lives in `skills-http`, shared with
+//! `skills-openai`), and the bounded helpers the sources call it through.
 //!
 //! This crate opens no sockets: the host implements [`HttpClient`] with whatever stack it
 //! already trusts (TLS, proxies, connection pooling). Timeouts are the client's business —
@@ -11,116 +12,9 @@
 //! longer body anyway; callers accept only the statuses they expect; the npm source refuses
 //! tarball URLs outside its registry's origin.
 
-use async_trait::async_trait;
-
 use crate::error::{Error, Result, shown};
 
-/// The methods the sources use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Method {
-    /// `GET`.
-    Get,
-}
-
-impl Method {
-    /// The method's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-        }
-    }
-}
-
-/// One request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct HttpRequest {
-    /// The method.
-    pub method: Method,
-    /// The absolute URL.
-    pub url: String,
-    /// Header names and values, in the order to send them.
-    pub headers: Vec<(String, String)>,
-    /// The most body bytes the caller accepts; a client may stop reading past it (the
-    /// caller refuses a longer body either way).
-    pub max_body_bytes: u64,
-}
-
-impl HttpRequest {
-    /// A `GET` of `url`.
-    pub fn get(url: impl Into<String>, max_body_bytes: u64) -> Self {
-        HttpRequest {
-            method: Method::Get,
-            url: url.into(),
-            headers: Vec::new(),
-            max_body_bytes,
-        }
-    }
-
-    /// Adds a header.
-    #[must_use]
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-}
-
-/// One response.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct HttpResponse {
-    /// The status code.
-    pub status: u16,
-    /// Header names and values as received.
-    pub headers: Vec<(String, String)>,
-    /// The body.
-    pub body: Vec<u8>,
-}
-
-impl HttpResponse {
-    /// A response.
-    pub fn new(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> Self {
-        HttpResponse {
-            status,
-            headers,
-            body,
-        }
-    }
-
-    /// The first header named `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Why a client could not complete a request.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct HttpError {
-    /// What went wrong (connection refused, timed out, body over the limit).
-    pub message: String,
-}
-
-impl HttpError {
-    /// An error with a message.
-    pub fn new(message: impl Into<String>) -> Self {
-        HttpError {
-            message: message.into(),
-        }
-    }
-}
-
-/// The host's HTTP client. Implementations should follow no redirects to other origins,
-/// time requests out, and may stop reading a body past [`HttpRequest::max_body_bytes`].
-#[async_trait]
-pub trait HttpClient: Send + Sync {
-    /// Sends `request` and returns the response, whatever its status.
-    async fn request(&self, request: HttpRequest) -> std::result::Result<HttpResponse, HttpError>;
-}
+pub use skills_http::{HttpClient, HttpError, HttpRequest, HttpResponse, Method};
 
 /// Sends `request`, maps rate limiting to [`Error::RateLimited`], a 404 to
 /// [`Error::NotFound`] naming `what`, any other status but 200 to [`Error::Status`], and a

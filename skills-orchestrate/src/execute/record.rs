@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use skills_security::audit::{error_text, execution_record, sha256_hex};
+use skills_security::audit::{UsageFlag, error_text, execution_record, sha256_hex};
 use skills_security::autonomy::Outcome;
 use skills_security::sanitize::DataAccess;
 
@@ -12,6 +12,7 @@ use super::policy::principal;
 use super::retry::{StepError, StepErrorKind};
 use super::skills::SkillDefinition;
 use super::step::{Done, StepCall};
+use crate::llm::TokenUsage;
 
 /// What an attempt learned on its way that its record needs.
 #[derive(Debug, Default)]
@@ -25,6 +26,8 @@ pub(super) struct Trace {
     /// The gate denied the step or its approval was refused (not the skill's failure, so
     /// autonomy does not count it).
     pub(super) denied: bool,
+    /// The model tokens this attempt used (the skill's answer and its summary).
+    pub(super) usage: TokenUsage,
 }
 
 impl Executor {
@@ -63,6 +66,11 @@ impl Executor {
         record.trigger_reason = Some(format!("plan step {}", call.step.id));
         record.execution_time_ms = Some(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
         record.sandbox_config = trace.sandbox_config.clone();
+        if trace.usage.total() > 0 {
+            record.security_flags.push(
+                UsageFlag::new(trace.usage.input_tokens, trace.usage.output_tokens).to_flag(),
+            );
+        }
         match &outcome {
             Ok(done) => {
                 record.success = true;

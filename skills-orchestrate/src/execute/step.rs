@@ -226,6 +226,7 @@ impl Executor {
         let execution_id = format!("{}/{}/{}#{attempt}", call.plan.id, call.step.id, call.nonce);
         let started = Instant::now();
         let mut trace = Trace::default();
+        let before = *usage;
         let outcome = match self
             .parts
             .sanitizer
@@ -243,6 +244,10 @@ impl Executor {
                     )
                     .await;
                 trace.access = Some(execution.audit());
+                trace.usage = TokenUsage {
+                    input_tokens: usage.input_tokens.saturating_sub(before.input_tokens),
+                    output_tokens: usage.output_tokens.saturating_sub(before.output_tokens),
+                };
                 outcome
             }
             Err(e) => Err(StepError::new(StepErrorKind::Invalid, e.to_string())),

@@ -70,8 +70,8 @@ pub use metrics::{
 };
 pub use query::{AuditFilter, UsageLog, UsageLogEntry, UsageStatus, Viewer};
 pub use record::{
-    DENIED, PLAN_RECORD_SKILL, PlanEvent, PlanFlag, PolicyFlag, TIMEOUT, Verdict, error_text,
-    execution_record, split_error,
+    DENIED, PLAN_RECORD_SKILL, PlanEvent, PlanFlag, PolicyFlag, TIMEOUT, UsageFlag, Verdict,
+    error_text, execution_record, split_error,
 };
 pub use verify::{BreakKind, ChainBreak, verify_entries};
 

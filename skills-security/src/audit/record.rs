@@ -13,7 +13,8 @@
 //!   never ran (denied or refused).
 //! * a policy decision of the gate is a record whose `security_flags` hold one
 //!   `{"flag":"policy_decision",...}` JSON object ([`PolicyFlag`]); execution records hold
-//!   the sanitizer's flags as JSON objects (`{"flag":"token_shaped_input","count":1}`).
+//!   the sanitizer's flags as JSON objects (`{"flag":"token_shaped_input","count":1}`) and,
+//!   when the attempt called a model, its token usage ([`UsageFlag`]).
 
 use serde::{Deserialize, Serialize};
 use skills_store_traits::UserId;
@@ -308,6 +309,55 @@ impl PlanFlag {
     }
 }
 
+/// The model tokens one execution used, kept in its record's `security_flags` as one
+/// `{"flag":"model_usage","input_tokens":..,"output_tokens":..}` JSON object (canonical JSON,
+/// hashed with the rest of the record). The orchestrator writes it on every execution record
+/// whose attempt called a model; usage logs and metrics ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UsageFlag {
+    /// Tokens of the prompts, as the provider counted them.
+    pub input_tokens: u64,
+    /// Tokens of the answers.
+    pub output_tokens: u64,
+}
+
+impl UsageFlag {
+    /// The usage of one execution.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        UsageFlag {
+            input_tokens,
+            output_tokens,
+        }
+    }
+
+    /// The flag as the security-flag string (canonical JSON).
+    pub fn to_flag(&self) -> String {
+        let value = serde_json::json!({
+            "flag": "model_usage",
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        });
+        let mut out = String::new();
+        canonical_json(&value, &mut out);
+        out
+    }
+
+    /// The usage flag among a record's security flags, if it has one.
+    pub fn find(record: &AuditRecord) -> Option<UsageFlag> {
+        record.security_flags.iter().find_map(|flag| {
+            if !flag.starts_with('{') || !flag.contains("\"model_usage\"") {
+                return None;
+            }
+            let value: serde_json::Value = serde_json::from_str(flag).ok()?;
+            if value.get("flag")?.as_str()? != "model_usage" {
+                return None;
+            }
+            serde_json::from_value(value).ok()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +390,20 @@ mod tests {
         record.security_flags = vec!["other".into(), text];
         assert_eq!(PolicyFlag::find(&record), Some(flag));
         record.security_flags = vec![r#"{"flag":"json_too_deep"}"#.into()];
+        assert_eq!(PolicyFlag::find(&record), None);
+    }
+
+    #[test]
+    fn usage_flags_round_trip_through_a_record() {
+        let mut record = AuditRecord::new("u", "s", "p", "core", "h", true);
+        assert_eq!(UsageFlag::find(&record), None);
+        let flag = UsageFlag::new(120, 7);
+        record.security_flags = vec!["other".into(), flag.to_flag()];
+        assert_eq!(
+            record.security_flags[1],
+            r#"{"flag":"model_usage","input_tokens":120,"output_tokens":7}"#
+        );
+        assert_eq!(UsageFlag::find(&record), Some(flag));
         assert_eq!(PolicyFlag::find(&record), None);
     }
 }

@@ -1,0 +1,17 @@
+//! Agent skills for [rig](https://docs.rs/rig-core) (rig-core pinned to 0.44.0).
+//!
+//! | item | what it does |
+//! |---|---|
+//! | [`RigLlm`] | the orchestrator's `LlmClient` over any rig completion model (`DynModel<Completion>`), so skill selection, instruction steps and synthesis run on whatever provider rig supports |
+//! | [`preamble`] | the Agent Skills catalog block (`<available_skills>`) for a rig agent's preamble, within a character or token budget |
+//! | [`SkillTools`] | a resolved catalog as rig tools (`use_skill`, `read_skill_file`, and `load_skill` with [`LoadSkillParts`]: scripts approved through the host's `Approvals`, for example over the option runtime, and run in its sandbox), every call decided by the host's `PolicyGate` for the skill it names |
+//!
+//! The library picks no runtime: rig's model future is awaited on the caller's executor.
+
+mod llm;
+mod preamble;
+mod tools;
+
+pub use llm::RigLlm;
+pub use preamble::{Preamble, preamble};
+pub use tools::{LOAD_SKILL, LoadSkillParts, SKILL_CONTENT_SOURCE, SkillTools};

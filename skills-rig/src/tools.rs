@@ -1,0 +1,308 @@
+//! A resolved catalog as rig tools: `use_skill`, `read_skill_file` and (with
+//! [`LoadSkillParts`]) `load_skill`, each call through the host's policy gate for the skill it
+//! names.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rig_core::message::ToolName;
+use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
+use serde_json::Value;
+use skills_catalog::agent_tools::{
+    READ_SKILL_FILE, READ_SKILL_FILE_DESCRIPTION, SkillFileReader, USE_SKILL,
+    read_skill_file_schema, use_skill, use_skill_description, use_skill_schema,
+};
+use skills_catalog::{Resolution, ResolvedSkill};
+use skills_security::autonomy::default_risk;
+use skills_security::gate::SkillInfo;
+use skills_security::sandbox::Sandbox;
+use skills_security::{
+    Approvals, Classifier, Context, DataClass, DataType, Decision, PolicyGate, Principal,
+    Sanitizer, ScriptRunner, SessionScope, SourceRule, SourceRules, StepRequest, TrustLevel,
+};
+
+/// The source name tool results are classified under: skill text is public as a whole (only
+/// what the detectors find in it is hidden).
+pub const SKILL_CONTENT_SOURCE: &str = "skill_content";
+
+/// The seed's source rules plus [`SKILL_CONTENT_SOURCE`] as public.
+fn default_sanitizer() -> Sanitizer {
+    let mut sources = SourceRules::default();
+    sources.insert(
+        SKILL_CONTENT_SOURCE,
+        SourceRule {
+            class: DataClass::Public,
+            data_type: DataType::GENERAL,
+            recorded_as: "skill".to_owned(),
+            tokenizable: true,
+            retention_days: None,
+        },
+    );
+    Sanitizer::new(Classifier::new().with_sources(sources))
+}
+
+/// The name of the `load_skill` tool.
+pub const LOAD_SKILL: &str = "load_skill";
+
+/// What `load_skill` needs: the sandbox scripts run in, the approvals that decide them (for
+/// the option runtime: `Approvals::new(Arc::new(OptionChannel::new(runtime)))`), the chat the
+/// answers belong to, the most trust a skill gets here, and where runs keep scratch files.
+#[derive(Clone)]
+pub struct LoadSkillParts {
+    sandbox: Arc<dyn Sandbox>,
+    approvals: Arc<Approvals>,
+    scope: SessionScope,
+    trust: TrustLevel,
+    scratch_root: PathBuf,
+}
+
+impl LoadSkillParts {
+    /// The parts `ScriptRunner::load_skill` runs with.
+    pub fn new(
+        sandbox: Arc<dyn Sandbox>,
+        approvals: Arc<Approvals>,
+        scope: SessionScope,
+        trust: TrustLevel,
+        scratch_root: impl Into<PathBuf>,
+    ) -> Self {
+        LoadSkillParts {
+            sandbox,
+            approvals,
+            scope,
+            trust,
+            scratch_root: scratch_root.into(),
+        }
+    }
+}
+
+/// The catalog's tools for one principal: every call names a skill, and the gate decides
+/// for that skill (at the trust level it carries, `community` when none) before anything is
+/// read. An `Allow` runs the call; `AskApproval` and `Deny` refuse it with the gate's reason
+/// (a gate-level approval is not asked from here: scripts' approvals are `load_skill`'s); a
+/// gate that cannot audit its decision refuses too. Every result passes the sanitizer at the
+/// skill's trust level before the model sees it.
+#[derive(Clone)]
+pub struct SkillTools {
+    resolution: Arc<Resolution>,
+    gate: Arc<PolicyGate>,
+    principal: Principal,
+    sandbox_dir: String,
+    calls: Arc<AtomicU64>,
+    load: Option<LoadSkillParts>,
+    sanitizer: Arc<Sanitizer>,
+}
+
+impl std::fmt::Debug for SkillTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillTools")
+            .field("skills", &self.resolution.skills.len())
+            .field("sandbox_dir", &self.sandbox_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SkillTools {
+    /// Tools over `resolution` for `principal`, decided by `gate`; `sandbox_dir` is where
+    /// `use_skill`'s description says skills are mounted.
+    pub fn new(
+        resolution: Arc<Resolution>,
+        gate: Arc<PolicyGate>,
+        principal: Principal,
+        sandbox_dir: impl Into<String>,
+    ) -> Self {
+        SkillTools {
+            resolution,
+            gate,
+            principal,
+            sandbox_dir: sandbox_dir.into(),
+            calls: Arc::new(AtomicU64::new(0)),
+            load: None,
+            sanitizer: Arc::new(default_sanitizer()),
+        }
+    }
+
+    /// Sanitizes tool results with `sanitizer` (default: the seed's rules with
+    /// [`SKILL_CONTENT_SOURCE`] public). Results are classified as from
+    /// [`SKILL_CONTENT_SOURCE`]: without a rule for it, the sanitizer's default class applies
+    /// to the whole result, and a skill not cleared for it gets one token.
+    #[must_use]
+    pub fn with_sanitizer(mut self, sanitizer: Sanitizer) -> Self {
+        self.sanitizer = Arc::new(sanitizer);
+        self
+    }
+
+    /// Adds the `load_skill` tool, running referenced scripts with `parts`.
+    #[must_use]
+    pub fn with_load_skill(mut self, parts: LoadSkillParts) -> Self {
+        self.load = Some(parts);
+        self
+    }
+
+    /// The tools, for a rig agent's tool set: `use_skill`, `read_skill_file`, and
+    /// `load_skill` when [`SkillTools::with_load_skill`] gave its parts.
+    pub fn tools(&self) -> Vec<DynamicTool> {
+        [self.use_skill(), self.read_skill_file(), self.load_skill()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// `use_skill`: the skill's instructions (seed 002's response and error messages).
+    pub fn use_skill(&self) -> Option<DynamicTool> {
+        let this = self.clone();
+        let name = ToolName::new(USE_SKILL).ok()?;
+        Some(DynamicTool::new(
+            name,
+            use_skill_description(&self.sandbox_dir),
+            use_skill_schema(),
+            move |args: Value| {
+                let this = this.clone();
+                Box::pin(async move {
+                    let skill_name = string_arg(&args, "skill_name")?;
+                    let trust = this.guard(&skill_name, USE_SKILL).await?;
+                    let text = use_skill(&this.resolution, &skill_name)
+                        .map_err(ToolExecutionError::refused)?;
+                    Ok(ToolOutput::text(this.clean(&text, trust, USE_SKILL)?))
+                })
+            },
+        ))
+    }
+
+    /// `read_skill_file`: a text file of a skill, contained in its directory (repo skills;
+    /// stored skills need a store this adapter does not hold yet and are refused).
+    pub fn read_skill_file(&self) -> Option<DynamicTool> {
+        let this = self.clone();
+        let name = ToolName::new(READ_SKILL_FILE).ok()?;
+        Some(DynamicTool::new(
+            name,
+            READ_SKILL_FILE_DESCRIPTION,
+            read_skill_file_schema(),
+            move |args: Value| {
+                let this = this.clone();
+                Box::pin(async move {
+                    let skill_name = string_arg(&args, "skill_name")?;
+                    let path = string_arg(&args, "path")?;
+                    let trust = this.guard(&skill_name, READ_SKILL_FILE).await?;
+                    let text = SkillFileReader::new()
+                        .read(&this.resolution, &skill_name, &path)
+                        .await
+                        .map_err(|e| ToolExecutionError::refused(e.to_string()))?;
+                    Ok(ToolOutput::text(this.clean(
+                        &text,
+                        trust,
+                        READ_SKILL_FILE,
+                    )?))
+                })
+            },
+        ))
+    }
+
+    /// `load_skill`: seed 004's activation (`<skill_context>`): the instructions, the
+    /// referenced files, and the output of each referenced script, run in the sandbox after
+    /// one approval for the call (asked through the configured [`Approvals`]). `None` without
+    /// [`LoadSkillParts`].
+    pub fn load_skill(&self) -> Option<DynamicTool> {
+        let parts = self.load.clone()?;
+        let this = self.clone();
+        let name = ToolName::new(LOAD_SKILL).ok()?;
+        Some(DynamicTool::new(
+            name,
+            "Load a skill: its instructions, the files they reference, and the output of the \
+             scripts they reference (each run in a sandbox after approval).",
+            use_skill_schema(),
+            move |args: Value| {
+                let (this, parts) = (this.clone(), parts.clone());
+                Box::pin(async move {
+                    let skill_name = string_arg(&args, "skill_name")?;
+                    let trust = this.guard(&skill_name, LOAD_SKILL).await?;
+                    let runner = ScriptRunner::new(
+                        parts.sandbox.as_ref(),
+                        parts.approvals.as_ref(),
+                        parts.scope.clone(),
+                        parts.trust,
+                        &parts.scratch_root,
+                    );
+                    let loaded = runner
+                        .load_skill(&this.resolution, &SkillFileReader::new(), &skill_name, None)
+                        .await;
+                    Ok(ToolOutput::text(this.clean(
+                        &loaded.rendered,
+                        trust,
+                        LOAD_SKILL,
+                    )?))
+                })
+            },
+        ))
+    }
+
+    /// The gate's decision for the skill `name` names, and its trust level; a name that
+    /// resolves to nothing passes (the tool answers with the catalog's not-found message) at
+    /// `community`.
+    async fn guard(&self, name: &str, tool: &str) -> Result<TrustLevel, ToolExecutionError> {
+        match self.resolution.find(name) {
+            Some(skill) => {
+                self.authorize(skill, tool).await?;
+                Ok(TrustLevel::of_skill(skill.trust_level.as_deref()))
+            }
+            None => Ok(TrustLevel::Community),
+        }
+    }
+
+    /// `text` through the sanitizer at `trust`: whatever the skill may not see reaches the
+    /// model only as tokens (or redacted), never as the value.
+    fn clean(
+        &self,
+        text: &str,
+        trust: TrustLevel,
+        tool: &str,
+    ) -> Result<String, ToolExecutionError> {
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let mut execution = self
+            .sanitizer
+            .begin(format!("rig/{tool}/result#{call}"), trust, None)
+            .map_err(|e| ToolExecutionError::refused(format!("the sanitizer failed: {e}")))?;
+        Ok(execution
+            .sanitize_text(text, &Context::source(SKILL_CONTENT_SOURCE))
+            .text)
+    }
+
+    /// The gate's decision for `skill`; anything but `Allow` refuses the call.
+    async fn authorize(&self, skill: &ResolvedSkill, tool: &str) -> Result<(), ToolExecutionError> {
+        let trust = TrustLevel::of_skill(skill.trust_level.as_deref());
+        let info = SkillInfo::new(&skill.id, &skill.source_ref, trust, default_risk(trust));
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let mut request = StepRequest::new(
+            self.principal.clone(),
+            info,
+            format!("rig/{tool}/{}#{call}", skill.id),
+        );
+        request.tool = Some(tool.to_owned());
+        match self.gate.check(&request).await {
+            Ok(Decision::Allow { .. }) => Ok(()),
+            Ok(Decision::AskApproval { reason, .. }) => Err(ToolExecutionError::refused(format!(
+                "skill `{}` needs approval: {reason}",
+                skill.id
+            ))),
+            Ok(Decision::Deny { reason, .. }) => Err(ToolExecutionError::refused(format!(
+                "skill `{}` is denied: {reason}",
+                skill.id
+            ))),
+            Err(e) => Err(ToolExecutionError::refused(format!(
+                "the policy check failed: {e}"
+            ))),
+        }
+    }
+}
+
+fn string_arg(args: &Value, key: &str) -> Result<String, ToolExecutionError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            ToolExecutionError::new(
+                rig_core::tool::ToolErrorKind::InvalidArgs,
+                format!("`{key}` must be a string"),
+            )
+        })
+}
