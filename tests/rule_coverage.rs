@@ -20,7 +20,10 @@ fn collect(dir: &Path, only_tests: bool, out: &mut String) {
             }
         } else if path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&path).unwrap();
-            out.push_str(if only_tests { test_part(&text) } else { &text });
+            // A `tests.rs` module is test code throughout (its `#[cfg(test)]` sits on the
+            // `mod tests;` line of its parent).
+            let whole = !only_tests || path.file_name().is_some_and(|n| n == "tests.rs");
+            out.push_str(if whole { &text } else { test_part(&text) });
         }
     }
 }

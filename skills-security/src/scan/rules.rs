@@ -11,13 +11,20 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use super::blobs;
 use super::context::{self, Ctx, FileKind, Layout};
-use super::report::{Category, ScanFinding, Severity};
+use super::installers;
+use super::report::{Category, FindingContext, ScanFinding, Severity};
 pub(crate) use super::signals::FileSignals;
 use super::signals::UnitSignals;
+use super::weigh::{self, Conditions, Paragraphs};
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::table::{AUTH_USE, RULES, RuleDef, SECRET_READ_CAPTURE, Scope};
 use super::triggers::TRIGGERS;
+
+/// Every rule's triggers: the table's and the behaviour rules'.
+fn all_triggers() -> impl Iterator<Item = &'static (&'static str, &'static [&'static str])> {
+    TRIGGERS.iter().chain(super::behaviour::BEHAVIOUR_TRIGGERS)
+}
 
 /// Findings of one rule in one file beyond this many are dropped: they add nothing to the
 /// score (repeats count a quarter) and would only bloat the report.
@@ -32,7 +39,25 @@ struct Compiled {
     def: &'static RuleDef,
     regex: Regex,
     also: Option<Regex>,
+    also2: Option<Regex>,
     unless: Option<Regex>,
+}
+
+impl Compiled {
+    fn conditions(&self) -> Conditions<'_> {
+        Conditions {
+            also: self.also.as_ref(),
+            also2: self.also2.as_ref(),
+            unless: self.unless.as_ref(),
+        }
+    }
+}
+
+/// One match of a rule: its line, and its byte range in the text.
+struct Match<'t> {
+    line: &'t str,
+    start: usize,
+    end: usize,
 }
 
 /// Every pattern rule, compiled.
@@ -93,11 +118,13 @@ pub(crate) fn line_bound(pattern: &str) -> String {
 }
 
 fn compile(def: &'static RuleDef) -> Result<Compiled, String> {
-    let build = |p: &str| -> Result<Option<Regex>, String> {
+    let build_with = |p: &str, bound: bool| -> Result<Option<Regex>, String> {
         if p.is_empty() {
             Ok(None)
         } else {
-            RegexBuilder::new(&line_bound(p))
+            // Paragraph conditions read whole units: `\s` may cross lines there.
+            let pattern = if bound { line_bound(p) } else { p.to_owned() };
+            RegexBuilder::new(&pattern)
                 .multi_line(true)
                 .unicode(false)
                 .size_limit(32 * 1024 * 1024)
@@ -106,12 +133,15 @@ fn compile(def: &'static RuleDef) -> Result<Compiled, String> {
                 .map_err(|e| format!("{}: {e}", def.id))
         }
     };
+    let build = |p: &str| build_with(p, true);
+    let condition = |p: &str| build_with(p, !def.paragraph);
     let regex = build(def.pattern)?.ok_or_else(|| format!("{}: empty pattern", def.id))?;
     Ok(Compiled {
         def,
         regex,
-        also: build(def.also)?,
-        unless: build(def.unless)?,
+        also: condition(def.also)?,
+        also2: condition(def.also2)?,
+        unless: condition(def.unless)?,
     })
 }
 
@@ -133,8 +163,7 @@ impl RuleSet {
         let mut enables: Vec<Vec<usize>> = Vec::new();
         let mut untriggered = Vec::new();
         for (index, rule) in RULES.iter().enumerate() {
-            let list = TRIGGERS
-                .iter()
+            let list = all_triggers()
                 .find(|(id, _)| *id == rule.id)
                 .map_or(&[][..], |(_, t)| *t);
             if list.is_empty() {
@@ -157,7 +186,7 @@ impl RuleSet {
             .ok()
             .map(|ac| (ac, enables));
         let negation = ascii(
-            r"(?i)\b(?:never|don'?t|do not|does not|doesn'?t|avoid|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|not|no|instead of|rather than|unsafe|dangerous|insecure|risky|warning|beware|prohibit\w*|forbid\w*|block\w*|refuse\w*|reject\w*|detect\w*|flag\w*|prevent\w*|protect\w*|against|malicious|attack\w*|suspicious|e\.g\.|example of)\b",
+            r"(?i)\b(?:never|don'?t|do not|does not|doesn'?t|avoid|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|not|no|instead of|rather than|unsafe|dangerous|insecure|risky|warning|beware|prohibit\w*|forbid\w*|block\w*|refuse\w*|reject\w*|detect\w*|flag\w*|prevent\w*|protect\w*|against|malicious|attack\w*|suspicious|e\.g\.|example of|such as|says|asks you|tells you|phrases|untrusted|injection|jailbreak\w*)\b",
         );
         let secret_read = ascii(&line_bound(SECRET_READ_CAPTURE));
         let auth_use = ascii(&line_bound(AUTH_USE));
@@ -239,6 +268,8 @@ impl RuleSet {
             }
         };
         let layout = context::layout(kind, text);
+        let file_doc = context::file_doc_level(path, kind, text);
+        let mut paragraphs = Paragraphs::new(&layout);
         let line_no = |i: usize| -> u32 {
             match line_map {
                 Some(map) => map.get(i).copied().unwrap_or(0),
@@ -248,19 +279,40 @@ impl RuleSet {
         let mut findings = Vec::new();
         let mut units: BTreeMap<u32, UnitSignals> = BTreeMap::new();
         let candidates = self.candidate_lines(text, &layout, rules.len());
-        for (rule, lines) in rules.iter().zip(&candidates) {
+        for (index, (rule, lines)) in rules.iter().zip(&candidates).enumerate() {
             let mut count = 0usize;
             for &i in lines {
                 let line = layout.line_text(text, i);
                 let line_start = layout.starts.get(i).copied().unwrap_or(0);
                 let ctx = layout.ctx.get(i).copied().unwrap_or(Ctx::Prose);
+                if rule.def.paragraph
+                    && !paragraphs.hold(index, &rule.conditions(), &layout, text, i)
+                {
+                    continue;
+                }
+                let doc = file_doc
+                    .saturating_add(layout.doc.get(i).copied().unwrap_or(0))
+                    .min(3);
                 // The first match on a line that counts where it sits.
-                let Some(severity) = rule.regex.find_iter(line.as_bytes()).find_map(|m| {
-                    self.weigh(rule, &layout, text, i, ctx, line, line_start + m.start())
-                }) else {
+                let Some((severity, context)) =
+                    rule.regex.find_iter(line.as_bytes()).find_map(|m| {
+                        let at = Match {
+                            line,
+                            start: line_start + m.start(),
+                            end: line_start + m.end(),
+                        };
+                        self.weigh(rule, &layout, text, i, ctx, doc, &at)
+                    })
+                else {
                     continue;
                 };
-                if rule.def.signals != 0 && ctx != Ctx::CodeComment {
+                // Documentation shows patterns, and a known vendor installer is what it is:
+                // neither combines into behaviours.
+                if rule.def.signals != 0
+                    && ctx != Ctx::CodeComment
+                    && doc == 0
+                    && !installers::only_known_installers(line)
+                {
                     let unit = layout.unit.get(i).copied().unwrap_or(0);
                     units
                         .entry(unit)
@@ -271,15 +323,18 @@ impl RuleSet {
                     continue;
                 }
                 count += 1;
-                findings.push(ScanFinding::new(
-                    rule.def.category,
-                    severity,
-                    rule.def.id,
-                    path,
-                    line_no(i),
-                    line.to_owned(),
-                    rule.def.message.to_owned(),
-                ));
+                findings.push(
+                    ScanFinding::new(
+                        rule.def.category,
+                        severity,
+                        rule.def.id,
+                        path,
+                        line_no(i),
+                        line.to_owned(),
+                        rule.def.message.to_owned(),
+                    )
+                    .in_context(context),
+                );
             }
         }
         let mut file_signals = FileSignals::default();
@@ -298,7 +353,9 @@ impl RuleSet {
         (findings, file_signals)
     }
 
-    /// The severity of a match where it sits, or `None` when it does not count there.
+    /// The severity and context of a match where it sits, or `None` when it does not count
+    /// there: line conditions, scope, negation in prose, then the rule's own softening, prose
+    /// one step lower for `Any` rules, documentation (`doc` steps) and quotation lower still.
     #[allow(clippy::too_many_arguments)]
     fn weigh(
         &self,
@@ -307,34 +364,59 @@ impl RuleSet {
         text: &str,
         i: usize,
         ctx: Ctx,
-        line: &str,
-        start: usize,
-    ) -> Option<Severity> {
-        if rule
-            .also
-            .as_ref()
-            .is_some_and(|r| !r.is_match(line.as_bytes()))
-        {
-            return None;
-        }
-        if rule
-            .unless
-            .as_ref()
-            .is_some_and(|r| r.is_match(line.as_bytes()))
-        {
-            return None;
+        doc: u8,
+        at: &Match<'_>,
+    ) -> Option<(Severity, FindingContext)> {
+        let line = at.line;
+        if !rule.def.paragraph {
+            if rule
+                .also
+                .as_ref()
+                .is_some_and(|r| !r.is_match(line.as_bytes()))
+            {
+                return None;
+            }
+            if rule
+                .unless
+                .as_ref()
+                .is_some_and(|r| r.is_match(line.as_bytes()))
+            {
+                return None;
+            }
+            if rule
+                .also2
+                .as_ref()
+                .is_some_and(|r| !r.is_match(line.as_bytes()))
+            {
+                return None;
+            }
         }
         let prose = !ctx.is_code_like();
         if rule.def.scope == Scope::Code && prose {
             return None;
         }
-        if prose && rule.def.negatable && self.negated(layout, text, i, start) {
+        if prose && rule.def.negatable && self.negated(layout, text, i, at.start) {
             return None;
         }
-        Some(match (rule.def.scope, prose) {
-            (Scope::Any, true) => rule.def.severity.lowered(),
-            _ => rule.def.severity,
-        })
+        // The command from the match to its end (`;`, `&`, `|` or the line's end).
+        let command = text.get(at.start..at.end.max(at.start)).map_or("", |m| {
+            let rest = text.get(at.start..).unwrap_or(m);
+            let line_rest = rest.split('\n').next().unwrap_or(rest);
+            line_rest.split([';', '&', '|']).next().unwrap_or(line_rest)
+        });
+        let base = weigh::soften(rule.def.soften, rule.def.severity, line, command);
+        let base = match (rule.def.scope, prose) {
+            (Scope::Any, true) => base.lowered(),
+            _ => base,
+        };
+        let line_start = layout.starts.get(i).copied().unwrap_or(0);
+        let quoted = if prose {
+            weigh::quoted(line, at.start.saturating_sub(line_start))
+        } else {
+            0
+        };
+        let steps = doc.saturating_add(quoted).min(3);
+        Some((weigh::lower(base, steps), weigh::context_of(ctx, steps > 0)))
     }
 
     /// For each rule, the lines it can match on: those holding one of its triggers (every
@@ -479,15 +561,15 @@ mod tests {
 
     #[test]
     fn every_rule_has_triggers_and_they_are_exact() {
-        for rule in RULES {
-            let t = TRIGGERS.iter().find(|(id, _)| *id == rule.id);
+        for rule in RULES.iter() {
+            let t = all_triggers().find(|(id, _)| *id == rule.id);
             assert!(
                 t.is_some_and(|(_, list)| !list.is_empty()),
                 "{} has no triggers",
                 rule.id
             );
         }
-        for (id, _) in TRIGGERS {
+        for (id, _) in all_triggers() {
             assert!(
                 RULES.iter().any(|r| r.id == *id),
                 "trigger entry for unknown rule {id}"
