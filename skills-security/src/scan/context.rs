@@ -200,10 +200,10 @@ fn markdown(text: &str, layout: &mut Layout) {
     let mut in_comment = false;
     let mut frontmatter = layout.line_text(text, 0).trim_end() == "---";
     let mut blank_before = true;
-    // Whether the current section's heading, and the last prose line before a fence, mark
-    // what follows as documentation; whether the open fence is documentation.
+    // Whether the current section's heading marks what follows as documentation; the last
+    // prose line (read for cues when a fence opens); whether the open fence is documentation.
     let mut section_doc = false;
-    let mut last_prose_doc = false;
+    let mut last_prose: Option<usize> = None;
     let mut block_doc = false;
     for i in 0..n {
         let line = layout.line_text(text, i);
@@ -253,8 +253,10 @@ fn markdown(text: &str, layout: &mut Layout) {
                 (b'~', run_tilde)
             };
             fence = Some((ch, len));
-            block_doc = section_doc || last_prose_doc;
-            last_prose_doc = false;
+            // Only the line that introduces a block is read for cues (not every prose line).
+            block_doc = section_doc
+                || last_prose.is_some_and(|p| doc_cue(layout.line_text(text, p), INTRO_CUES));
+            last_prose = None;
             layout.ctx.push(Ctx::Code);
             layout.unit.push(unit);
             if block_doc && let Some(d) = layout.doc.last_mut() {
@@ -287,10 +289,10 @@ fn markdown(text: &str, layout: &mut Layout) {
             unit += 1;
             blank_before = true;
             section_doc = doc_cue(trimmed, HEADING_CUES);
-            last_prose_doc = false;
+            last_prose = None;
         } else {
             blank_before = false;
-            last_prose_doc = doc_cue(trimmed, INTRO_CUES);
+            last_prose = Some(i);
         }
         layout.ctx.push(Ctx::Prose);
         layout.unit.push(unit);

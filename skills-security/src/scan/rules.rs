@@ -285,8 +285,10 @@ impl RuleSet {
                 let line = layout.line_text(text, i);
                 let line_start = layout.starts.get(i).copied().unwrap_or(0);
                 let ctx = layout.ctx.get(i).copied().unwrap_or(Ctx::Prose);
+                // Paragraph rules read prose (and hidden comments): code has its combinations.
                 if rule.def.paragraph
-                    && !paragraphs.hold(index, &rule.conditions(), &layout, text, i)
+                    && (ctx.is_code_like() && ctx != Ctx::HtmlComment
+                        || !paragraphs.hold(index, &rule.conditions(), &layout, text, i))
                 {
                     continue;
                 }
