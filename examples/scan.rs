@@ -6,7 +6,8 @@
 //! holding a `SKILL.md` or `skill.json` is one skill (symbolic links are not followed).
 //!
 //! * `--json` prints one JSON object per skill and line: `{"path", "verdict", "score",
-//!   "findings": [{"category", "severity", "rule", "file", "line", "evidence", "message"}]}`.
+//!   "findings": [{"category", "severity", "rule", "file", "line", "evidence", "message",
+//!   "context"}]}` (`context`: instruction, code, hidden, documentation or package).
 //! * Without it, one line per skill (`block  87  path`) and one indented line per finding.
 //! * `--fail-on review` (or `block`) exits with status 1 when any skill's verdict is at least
 //!   that; without it the exit status is 0 whatever the verdicts. Status 2 is a usage error
@@ -136,8 +137,12 @@ fn human(path: &Path, report: &ScanReport) -> String {
             f.file.clone()
         };
         out.push_str(&format!(
-            "    {:<8} {:<18} {:<36} {place}: {}",
-            f.severity, f.category, f.rule, f.message
+            "    {:<8} {:<18} {:<36} {place} ({}): {}",
+            f.severity,
+            f.category,
+            f.rule,
+            f.context.as_str(),
+            f.message
         ));
         if !f.evidence.is_empty() {
             out.push_str(&format!("  [{}]", f.evidence));

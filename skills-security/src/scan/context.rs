@@ -4,6 +4,14 @@
 //! HTML comment is invisible when the Markdown is rendered, so what it says is weighed like
 //! code.
 //!
+//! A fenced block can also be *documentation*: introduced by a line that calls it an example,
+//! a bad or vulnerable pattern or an attack ("Example of a malicious install step:"), or
+//! sitting under a heading that names attacks, payloads or detections. Such a block shows a
+//! pattern rather than asking for it to be run; its findings weigh one step less (see
+//! `Layout::doc`). Whole files can be documentation too ([`file_doc_level`]): reference
+//! Markdown beside the SKILL.md, and rule bodies (YARA, Semgrep, Sigma, Snort) whose strings
+//! are patterns to detect.
+//!
 //! Lines are grouped into *units* (a code block, a script, a paragraph, a comment) within
 //! which signals combine: an environment dump and an HTTP POST in the same code block are
 //! exfiltration, in two unrelated paragraphs they are not.
@@ -124,6 +132,10 @@ pub(crate) struct Layout {
     /// The unit of each line (lines of one code block, script, paragraph or comment share
     /// one).
     pub unit: Vec<u32>,
+    /// How many severity steps a line's findings lose because it documents rather than
+    /// instructs: 1 for a fenced block introduced or headed as an example, a bad pattern or
+    /// an attack; 0 otherwise.
+    pub doc: Vec<u8>,
 }
 
 impl Layout {
@@ -157,6 +169,7 @@ pub(crate) fn layout(kind: FileKind, text: &str) -> Layout {
     let mut layout = Layout {
         ctx: Vec::with_capacity(starts.len()),
         unit: Vec::with_capacity(starts.len()),
+        doc: Vec::with_capacity(starts.len()),
         starts,
     };
     match kind {
@@ -176,6 +189,7 @@ fn code(text: &str, layout: &mut Layout, kind: FileKind) {
             .ctx
             .push(if comment { Ctx::CodeComment } else { Ctx::Code });
         layout.unit.push(0);
+        layout.doc.push(0);
     }
 }
 
@@ -186,9 +200,15 @@ fn markdown(text: &str, layout: &mut Layout) {
     let mut in_comment = false;
     let mut frontmatter = layout.line_text(text, 0).trim_end() == "---";
     let mut blank_before = true;
+    // Whether the current section's heading marks what follows as documentation; the last
+    // prose line (read for cues when a fence opens); whether the open fence is documentation.
+    let mut section_doc = false;
+    let mut last_prose: Option<usize> = None;
+    let mut block_doc = false;
     for i in 0..n {
         let line = layout.line_text(text, i);
         let trimmed = line.trim_start();
+        layout.doc.push(0);
         if frontmatter {
             layout.ctx.push(Ctx::Frontmatter);
             layout.unit.push(unit);
@@ -202,6 +222,9 @@ fn markdown(text: &str, layout: &mut Layout) {
         if let Some((ch, len)) = fence {
             layout.ctx.push(Ctx::Code);
             layout.unit.push(unit);
+            if block_doc && let Some(d) = layout.doc.last_mut() {
+                *d = 1;
+            }
             let run = trimmed.bytes().take_while(|b| *b == ch).count();
             if run >= len && trimmed[run..].trim().is_empty() {
                 fence = None;
@@ -230,8 +253,15 @@ fn markdown(text: &str, layout: &mut Layout) {
                 (b'~', run_tilde)
             };
             fence = Some((ch, len));
+            // Only the line that introduces a block is read for cues (not every prose line).
+            block_doc = section_doc
+                || last_prose.is_some_and(|p| doc_cue(layout.line_text(text, p), INTRO_CUES));
+            last_prose = None;
             layout.ctx.push(Ctx::Code);
             layout.unit.push(unit);
+            if block_doc && let Some(d) = layout.doc.last_mut() {
+                *d = 1;
+            }
             continue;
         }
         if let Some(pos) = line.find("<!--") {
@@ -258,11 +288,126 @@ fn markdown(text: &str, layout: &mut Layout) {
         } else if trimmed.starts_with('#') {
             unit += 1;
             blank_before = true;
+            section_doc = doc_cue(trimmed, HEADING_CUES);
+            last_prose = None;
         } else {
             blank_before = false;
+            last_prose = Some(i);
         }
         layout.ctx.push(Ctx::Prose);
         layout.unit.push(unit);
+    }
+}
+
+/// Words in a heading that make the section's code blocks documentation of attacks.
+const HEADING_CUES: &[&str] = &[
+    "attack",
+    "exploit",
+    "payload",
+    "malicious",
+    "vulnerab",
+    "anti-pattern",
+    "antipattern",
+    "red flag",
+    "indicator",
+    "cheat sheet",
+    "cheatsheet",
+    "detection",
+    "signature",
+    "insecure",
+    "bad example",
+    "bad pattern",
+    "what to look for",
+    "what not to",
+];
+
+/// Words in the line before a fence that introduce the block as an example or a bad pattern.
+const INTRO_CUES: &[&str] = &[
+    "example",
+    "e.g.",
+    "for instance",
+    "such as",
+    "looks like",
+    "look like",
+    "bad",
+    "vulnerable",
+    "insecure",
+    "unsafe",
+    "malicious",
+    "attack",
+    "exploit",
+    "payload",
+    "dangerous",
+    "anti-pattern",
+    "never",
+    "don't",
+    "do not",
+    "avoid",
+    "wrong",
+    "detect",
+    "flag",
+    "signature",
+    "red flag",
+    "\u{274c}",
+];
+
+/// Whether `line` holds one of `cues` (ASCII case-insensitive; cues are lower case).
+fn doc_cue(line: &str, cues: &[&str]) -> bool {
+    let lower = line.to_ascii_lowercase();
+    cues.iter().any(|c| {
+        lower.match_indices(c).any(|(at, _)| {
+            // A cue starts a word: "flag" in "flagged", not in "conflagration".
+            at == 0
+                || !lower
+                    .as_bytes()
+                    .get(at - 1)
+                    .is_some_and(u8::is_ascii_alphanumeric)
+        })
+    })
+}
+
+/// Severity steps every finding of a file loses for what the file is: a rule body (YARA,
+/// Semgrep, Sigma, Snort/Suricata) only lists patterns to detect and is never run: 3 (a
+/// critical pattern weighs `Low`); reference Markdown beside the SKILL.md documents: 1; the
+/// SKILL.md, scripts and configuration: 0.
+///
+/// The guarantee is bounded: a file counts as a rule body by its structure (YARA's `rule`
+/// with `condition:`, Semgrep's `rules:` list with `pattern` keys, Sigma's `detection:` with
+/// `condition:`), not by its name alone, so renaming a script `.yar` does not lower it.
+pub(crate) fn file_doc_level(path: &str, kind: FileKind, text: &str) -> u8 {
+    if is_rule_body(path, text) {
+        return 3;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if kind == FileKind::Markdown && !name.eq_ignore_ascii_case("SKILL.md") {
+        return 1;
+    }
+    0
+}
+
+fn is_rule_body(path: &str, text: &str) -> bool {
+    let ext = extension(path);
+    let has_line = |prefix: &str| {
+        text.lines()
+            .any(|l| l.trim_start().trim_start_matches("- ").starts_with(prefix))
+    };
+    match ext.as_deref() {
+        Some("yar" | "yara") => text.contains("rule ") && has_line("condition:"),
+        Some("rules") => text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .all(|l| {
+                let l = l.trim_start();
+                ["alert ", "drop ", "reject ", "pass ", "log "]
+                    .iter()
+                    .any(|a| l.starts_with(a))
+            }),
+        Some("yml" | "yaml") => {
+            (text.starts_with("rules:") || text.contains("\nrules:"))
+                && (has_line("pattern") || has_line("pattern-regex:") || has_line("patterns:"))
+                || (has_line("detection:") && has_line("condition:") && has_line("logsource:"))
+        }
+        _ => false,
     }
 }
 
@@ -302,6 +447,41 @@ mod tests {
         let l = layout(FileKind::Markdown, text);
         assert_eq!(l.ctx[4], Ctx::Code);
         assert_eq!(l.ctx[6], Ctx::Prose);
+    }
+
+    #[test]
+    fn documentation_blocks() {
+        let text = "Example of a malicious step:\n\n```bash\nx\n```\nRun:\n```bash\ny\n```\n## Attack payloads\n```\nz\n```\n## Use\n```\nw\n```\n";
+        let l = layout(FileKind::Markdown, text);
+        let at = |s: &str| {
+            (0..l.starts.len())
+                .find(|&i| l.line_text(text, i) == s)
+                .unwrap_or(0)
+        };
+        assert_eq!(l.doc[at("x")], 1);
+        assert_eq!(l.doc[at("y")], 0);
+        assert_eq!(l.doc[at("z")], 1);
+        assert_eq!(l.doc[at("w")], 0);
+        assert!(!doc_cue("conflagration", INTRO_CUES));
+    }
+
+    #[test]
+    fn rule_bodies_by_structure() {
+        let yara = "rule x\n{\n strings:\n  $a = \"curl | sh\"\n condition:\n  any of them\n}\n";
+        assert_eq!(file_doc_level("rules/x.yar", FileKind::Markdown, yara), 3);
+        // A shell script named `.yar` is not a rule body.
+        assert_eq!(
+            file_doc_level("x.yar", FileKind::Script, "curl x | sh\n"),
+            0
+        );
+        let semgrep = "rules:\n  - id: a\n    pattern: eval(...)\n";
+        assert_eq!(file_doc_level("r.yaml", FileKind::Config, semgrep), 3);
+        assert_eq!(file_doc_level("ci.yaml", FileKind::Config, "jobs:\n"), 0);
+        assert_eq!(
+            file_doc_level("references/a.md", FileKind::Markdown, "x"),
+            1
+        );
+        assert_eq!(file_doc_level("SKILL.md", FileKind::Markdown, "x"), 0);
     }
 
     #[test]

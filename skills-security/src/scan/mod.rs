@@ -10,7 +10,8 @@
 //!
 //! **Guarantee.** Every file of the package is read once, within fixed limits (file count,
 //! bytes per file, total bytes; symbolic links are never followed, binaries are detected and
-//! not decoded), and checked against general rules in ten [`Category`]s. Each finding names its
+//! not decoded), and checked against general rules in eleven [`Category`]s, each match weighed
+//! where it stands ([`FindingContext`]: documentation and quotations weigh less). Each finding names its
 //! file, line, rule and redacted evidence (secrets and long blobs masked, length capped). The
 //! findings give a [`ScanReport::score`] (0 to 100, diminishing returns) and a [`Verdict`]:
 //! any critical finding, or a score of [`BLOCK_SCORE`] or more, blocks; a score of
@@ -33,9 +34,11 @@
 //! assert_eq!(report.verdict, Verdict::Clean);
 //! ```
 
+mod behaviour;
 mod blobs;
 mod context;
 mod dir;
+mod installers;
 mod known;
 mod mcp;
 mod redact;
@@ -48,11 +51,12 @@ mod spoofing;
 mod table;
 mod triggers;
 mod unicode;
+mod weigh;
 
 use std::path::Path;
 
 pub use known::KNOWN_SKILLS;
-pub use report::{Category, ScanFinding, ScanReport, Severity, Verdict};
+pub use report::{Category, FindingContext, ScanFinding, ScanReport, Severity, Verdict};
 pub use score::{BLOCK_SCORE, REVIEW_SCORE};
 
 /// One file of a skill package held in memory: its path inside the package (`/`-separated)

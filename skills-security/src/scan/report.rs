@@ -36,6 +36,10 @@ pub enum Category {
     Binary,
     /// Installing packages at run time.
     RuntimeDependency,
+    /// Text that gets the user or the agent to fetch and run something from outside the
+    /// package: a password-protected archive, a downloaded executable, a command from a
+    /// paste site.
+    Lure,
 }
 
 impl Category {
@@ -53,6 +57,7 @@ impl Category {
             Self::UnreferencedScript => "unreferenced_script",
             Self::Binary => "binary",
             Self::RuntimeDependency => "runtime_dependency",
+            Self::Lure => "lure",
         }
     }
 }
@@ -141,6 +146,39 @@ impl std::fmt::Display for Verdict {
     }
 }
 
+/// Where a finding stands, which decides part of its weight: the same words are an order in
+/// a skill's instructions, a pattern being shown in documentation, and behaviour in code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FindingContext {
+    /// Prose or frontmatter of the SKILL.md: an instruction to the agent or the user.
+    Instruction,
+    /// A fenced block, a script or a configuration file: code that runs or is run.
+    Code,
+    /// An HTML comment: invisible when rendered.
+    Hidden,
+    /// Documentation of a pattern: a reference file, a block introduced as an example or a
+    /// bad pattern, quoted text, a code comment, a rule body (YARA, Semgrep). Weighs less.
+    Documentation,
+    /// The file or the package as a whole (a binary, a missing script, a name).
+    Package,
+}
+
+impl FindingContext {
+    /// The snake_case name used in JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Instruction => "instruction",
+            Self::Code => "code",
+            Self::Hidden => "hidden",
+            Self::Documentation => "documentation",
+            Self::Package => "package",
+        }
+    }
+}
+
 /// One thing the scanner found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -160,6 +198,8 @@ pub struct ScanFinding {
     pub evidence: String,
     /// What the rule means, for a human.
     pub message: String,
+    /// Where the finding stands (instruction, code, documentation...).
+    pub context: FindingContext,
 }
 
 impl ScanFinding {
@@ -182,7 +222,15 @@ impl ScanFinding {
             line,
             evidence: redact(&evidence),
             message,
+            context: FindingContext::Package,
         }
+    }
+
+    /// The same finding, standing in `context`.
+    #[must_use]
+    pub fn in_context(mut self, context: FindingContext) -> Self {
+        self.context = context;
+        self
     }
 
     fn sort_key(&self) -> (&str, u32, Category, &'static str, &str) {

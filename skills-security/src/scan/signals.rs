@@ -176,6 +176,78 @@ impl UnitSignals {
             "dangerous.fetch_then_execute",
             "the same code downloads data and executes dynamic code",
         );
+        self.behaviours(&mut out, path, text, layout, line_no);
         out
+    }
+
+    /// Issue 21's code behaviours: ransomware (files encrypted and deleted, something sent
+    /// away), an endless loop of requests (no `break`, `return`, `exit` or pause), and the
+    /// user's own data sent over the network (`Critical` to a request-collecting endpoint).
+    fn behaviours(
+        &self,
+        out: &mut Vec<ScanFinding>,
+        path: &str,
+        text: &str,
+        layout: &Layout,
+        line_no: &dyn Fn(usize) -> u32,
+    ) {
+        let all = |bits: &[u16]| bits.iter().all(|b| self.has(*b));
+        let mut push = |at: u16, sev: Severity, cat, rule, message: &str| {
+            if let Some(&(line, ctx)) = self.first.get(&at) {
+                let severity = if ctx.is_code_like() {
+                    sev
+                } else {
+                    sev.lowered()
+                };
+                out.push(ScanFinding::new(
+                    cat,
+                    severity,
+                    rule,
+                    path,
+                    line_no(line),
+                    layout.line_text(text, line).to_owned(),
+                    message.to_owned(),
+                ));
+            }
+        };
+        if all(&[signal::ENCRYPT, signal::DELETE, signal::SEND]) {
+            push(
+                signal::DELETE,
+                Severity::Critical,
+                Category::DangerousCommand,
+                "dangerous.ransomware_sequence",
+                "files are encrypted, deleted and something is sent away in the same code (ransomware)",
+            );
+        }
+        if self.has(signal::LOOP)
+            && self.has(signal::FETCH | signal::SEND)
+            && !self.has(signal::LOOP_EXIT)
+        {
+            push(
+                signal::LOOP,
+                Severity::High,
+                Category::DangerousCommand,
+                "dangerous.request_loop",
+                "requests are sent in a loop with no exit or pause (flooding a service)",
+            );
+        }
+        if all(&[signal::USER_DATA, signal::SEND]) {
+            let collector = self.has(signal::COLLECTOR);
+            push(
+                signal::SEND,
+                if collector {
+                    Severity::Critical
+                } else {
+                    Severity::Medium
+                },
+                Category::Exfiltration,
+                if collector {
+                    "exfiltration.user_data_to_collector"
+                } else {
+                    "exfiltration.user_data_sent"
+                },
+                "the user's own data (home files, history, user and host names) is read and sent over the network in the same code",
+            );
+        }
     }
 }

@@ -44,6 +44,34 @@ pub(crate) mod signal {
     pub const AUTH: u16 = 1 << 7;
     /// Data encoded (base64, hex).
     pub const ENCODE: u16 = 1 << 8;
+    /// Files encrypted or archived under a password.
+    pub const ENCRYPT: u16 = 1 << 9;
+    /// Files deleted (not a cache).
+    pub const DELETE: u16 = 1 << 10;
+    /// A loop with no bound of its own (`while true`, `setInterval`).
+    pub const LOOP: u16 = 1 << 11;
+    /// A way out of a loop (`break`, `return`, `exit`, `clearInterval`) or a pause in it.
+    pub const LOOP_EXIT: u16 = 1 << 12;
+    /// The user's own data read: home-directory files, shell history, user and host names.
+    pub const USER_DATA: u16 = 1 << 13;
+    /// A request-collecting endpoint written into the code (chat webhooks, request bins,
+    /// tunnels).
+    pub const COLLECTOR: u16 = 1 << 14;
+}
+
+/// A rule-specific reading that softens a match which only looks like an attack
+/// (`installers.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Soften {
+    /// No softening.
+    No,
+    /// A pipe into a shell whose every URL is a well-known vendor installer: `Medium`.
+    KnownInstaller,
+    /// A recursive delete of caches and temporary files only: `Low`.
+    Disposable,
+    /// A secret sent under an authentication parameter (`key=`, `"api_key":`) to a host
+    /// named after the secret's own service (`GEO_API_KEY` to `api.geo.example`): `Medium`.
+    OwnServiceKey,
 }
 
 /// One rule.
@@ -58,13 +86,21 @@ pub(crate) struct RuleDef {
     pub also: &'static str,
     /// Must not match on the same line (empty: no condition).
     pub unless: &'static str,
+    /// A second condition that must also match (empty: none).
+    pub also2: &'static str,
+    /// Whether `also`, `also2` and `unless` are read on the whole unit (the paragraph or
+    /// code block) rather than the line: prose wraps, and an order's trigger, source and sink
+    /// are often on different lines of one paragraph.
+    pub paragraph: bool,
+    /// How a match that only looks like an attack is softened.
+    pub soften: Soften,
     /// Whether a negation before the match in prose ("never run ...") cancels it.
     pub negatable: bool,
     pub signals: u16,
     pub message: &'static str,
 }
 
-const fn rule(
+pub(crate) const fn rule(
     id: &'static str,
     category: Category,
     severity: Severity,
@@ -80,6 +116,9 @@ const fn rule(
         pattern,
         also: "",
         unless: "",
+        also2: "",
+        paragraph: false,
+        soften: Soften::No,
         negatable: true,
         signals: 0,
         message,
@@ -87,20 +126,32 @@ const fn rule(
 }
 
 impl RuleDef {
-    const fn also(mut self, also: &'static str) -> Self {
+    pub(crate) const fn also(mut self, also: &'static str) -> Self {
         self.also = also;
         self
     }
-    const fn unless(mut self, unless: &'static str) -> Self {
+    pub(crate) const fn unless(mut self, unless: &'static str) -> Self {
         self.unless = unless;
         self
     }
-    const fn signals(mut self, signals: u16) -> Self {
+    pub(crate) const fn signals(mut self, signals: u16) -> Self {
         self.signals = signals;
         self
     }
-    const fn not_negatable(mut self) -> Self {
+    pub(crate) const fn not_negatable(mut self) -> Self {
         self.negatable = false;
+        self
+    }
+    pub(crate) const fn also2(mut self, also2: &'static str) -> Self {
+        self.also2 = also2;
+        self
+    }
+    pub(crate) const fn paragraph(mut self) -> Self {
+        self.paragraph = true;
+        self
+    }
+    pub(crate) const fn soften(mut self, soften: Soften) -> Self {
+        self.soften = soften;
         self
     }
 }
@@ -155,10 +206,19 @@ pub(crate) const SECRET_READ_CAPTURE: &str = concat!(
 );
 
 /// A line that uses a credential to authenticate (not to send it as data).
-pub(crate) const AUTH_USE: &str = r#"(?i)\bauthorization\b|\bbearer\b|x-api-key|[(,]\s*(?:api_?key|token|auth|password)\s*=|\bheaders\s*[=\[]|\.headers\b|--header\b|\s-H\s|\bBasic\s|\blogin\b|\w+\(\s*(?:api_key|token|auth)\s*="#;
+pub(crate) const AUTH_USE: &str = r#"(?i)[?&](?:api_?key|apikey|key|token|access_token|auth_?key|auth|app_?id|client_secret|signature)=|["'](?:api_?key|apikey|key|token|access_token|auth_?key|auth|client_secret)["']\s*:|\bauthorization\b|\bbearer\b|x-api-key|[(,]\s*(?:api_?key|token|auth|password)\s*=|\bheaders\s*[=\[]|\.headers\b|--header\b|\s-H\s|\bBasic\s|\blogin\b|\w+\(\s*(?:api_key|token|auth)\s*="#;
 
-/// Every pattern rule.
-pub(crate) const RULES: &[RuleDef] = &[
+/// Every pattern rule: this table's and the behaviour rules (`behaviour.rs`).
+pub(crate) static RULES: std::sync::LazyLock<Vec<RuleDef>> = std::sync::LazyLock::new(|| {
+    BASE_RULES
+        .iter()
+        .chain(super::behaviour::BEHAVIOUR_RULES)
+        .copied()
+        .collect()
+});
+
+/// The pattern rules of this table.
+const BASE_RULES: &[RuleDef] = &[
     // ---------------------------------------------------------------- prompt injection
     rule(
         "injection.override",
@@ -249,7 +309,8 @@ pub(crate) const RULES: &[RuleDef] = &[
             r")"
         ),
         "a secret, the environment or a credential file is put in a network request",
-    ),
+    )
+    .soften(Soften::OwnServiceKey),
     rule(
         "exfiltration.upload_credentials",
         C::Exfiltration,
@@ -517,6 +578,7 @@ pub(crate) const RULES: &[RuleDef] = &[
         r#"(?i)\b(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|Invoke-Expression)\b(?:\s+-s\b|\s+-\s|\s*$|\s*[;&|)"'`]|\s+-c\s*$)|(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget)\b|(?:\bsource|^\s*\.)\s+<\(\s*(?:curl|wget)\b|python[23]?\s+-c\s+["']?\$\(\s*(?:curl|wget)|\beval\s+["']?\$\(\s*(?:curl|wget)\b|(?:exec|eval)\s*\(\s*(?:requests\.get|urlopen|urllib\.request\.urlopen|httpx\.get)\("#,
         "a download is executed without being saved or reviewed",
     )
+    .soften(Soften::KnownInstaller)
     .signals(s::FETCH | s::EXEC),
     rule(
         "dangerous.download_and_run",
@@ -534,7 +596,8 @@ pub(crate) const RULES: &[RuleDef] = &[
         Any,
         r#"\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+|-[a-zA-Z]+\s+)+(?:--no-preserve-root\s+)?(?:[^\s;&|]+\s+){0,6}["']?(?:/\*?|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?|/(?:etc|usr|bin|sbin|boot|var|lib|lib64|opt|home|root|sys|proc|dev|srv|mnt|System|Library|Applications|Users)\b[^\s"';|&]*)["']?(?:\s|$|;|&|\|)|shutil\.rmtree\(\s*(?:["'](?:/|~|/(?:etc|usr|var|home|opt|root)\b)[^"'\n]*["']|os\.path\.expanduser\(\s*["']~["']\s*\)|Path\.home\(\))|\bfind\s+/\s+[^\n]*-delete\b|\bmkfs(?:\.\w+)?\s+/dev/|\bdd\s+[^\n]*of=/dev/(?:sd|nvme|disk|hd)|:\(\)\s*\{\s*:\s*\|\s*:&\s*\}\s*;\s*:|Remove-Item\s+[^\n]*-Recurse[^\n]*(?:C:\\|\$env:USERPROFILE|~)"#,
         "a recursive delete of the home directory, the root or a system path",
-    ),
+    )
+    .soften(Soften::Disposable),
     rule(
         "dangerous.recursive_delete_home",
         C::DangerousCommand,
@@ -542,7 +605,8 @@ pub(crate) const RULES: &[RuleDef] = &[
         Code,
         r#"\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+)(?:[^\s;&|]+\s+){0,6}["']?(?:~|\$HOME|\$\{HOME\})/\.[\w.-]+"#,
         "a recursive delete inside the user's configuration directories",
-    ),
+    )
+    .soften(Soften::Disposable),
     rule(
         "dangerous.listener",
         C::DangerousCommand,

@@ -1,0 +1,309 @@
+//! The behaviour rules of issue 21: what a skill asks for that no single command shows.
+//!
+//! * **Lures**: prerequisites that get the user or the agent to fetch and run something
+//!   from outside the package (a password-protected archive, a linked executable, a command
+//!   on a paste site). Archives under a password are how malware passes scanners; a skill
+//!   has no reason to ship its code anywhere but in the package.
+//! * **Standing orders**: a trigger ("after every task", "always", "whenever") paired, in one
+//!   paragraph, with a sensitive source (`.env`, SSH keys, tokens) and a sink outside (sent,
+//!   uploaded or pushed to an address), unless the paragraph forbids the sending.
+//! * **Ransomware in prose**: encrypt or lock under a password, delete the originals, send
+//!   the key away, in one paragraph.
+//! * **Backdoor accounts**: a user created with administrator rights or a set password, in
+//!   code (`useradd -G sudo`, `net user … /add`, `dscl`, `chpasswd`) or in prose.
+//! * **Signals for code** (no weight alone): encryption, deletion, unbounded loops and their
+//!   exits, the user's own data read, request-collecting endpoints. Their combinations in
+//!   one script or code block live in `signals.rs`: ransomware (encrypt + delete + send),
+//!   endless request loops (loop + request, no exit), the user's data sent to a collector.
+//!
+//! Like `table.rs`, the patterns name behaviours and formats, never a specimen. Paragraph
+//! conditions use unbounded classes (`[^!?;]*?`, within a sentence-ish span) rather than
+//! counted ones (`[\s\S]{0,120}`): counted repetitions multiply the lazy DFA's states
+//! and tripled the scan time. Paragraph rules read prose only; code has its combinations.
+
+use super::report::{Category as C, Severity};
+use super::table::{RuleDef, Scope, rule, signal as s};
+use Scope::{Any, Code, Text};
+use Severity::{Critical, High, Info};
+
+/// A sink outside the package, in prose: sent, uploaded or pushed *to* an address.
+const OUTSIDE_SINK: &str = r"(?i)\b(?:upload|send|post|transmit|forward|e-?mail|push|sync|attach|exfiltrate|beacon|copy|mail)\w*\b[^!?;]*?\b(?:to|into)\b[^!?;]*?(?:https?://|[\w.+-]+@[\w-]+\.[a-z]|\bendpoint\b|\bserver\b|\bwebhook\b|\bchannel\b|\bremote\b|\burl\b|\baddress\b|\bbucket\b|\.git\b)";
+
+/// The sending forbidden in the same paragraph ("never upload `.env` files").
+const NEGATED_SINK: &str = r"(?i)\b(?:never|do not|don'?t|must not|mustn'?t|avoid|should not|shouldn'?t)\s+(?:\w+\s+){0,2}?(?:upload|send|share|post|commit|e-?mail|push|expose|print|log|paste|leak)";
+
+/// The behaviour rules (appended to `table::BASE_RULES`).
+pub(crate) const BEHAVIOUR_RULES: &[RuleDef] = &[
+    // ---------------------------------------------------------------- lures
+    rule(
+        "lure.password_archive",
+        C::Lure,
+        High,
+        Text,
+        r"(?i)\b(?:password|passphrase|passcode)[- ]protected\b|\b(?:password|passphrase|passcode|pwd)\s*(?:[:=]|is\b)|\b(?:with|using|use|enter|type)\s+(?:the\s+)?(?:password|passphrase|passcode)\b|\bencrypted\s+(?:zip|rar|7z|7-zip|archive)\b",
+        "text has the reader fetch a password-protected archive and run what is inside (how malware passes scanners)",
+    )
+    .also(r"(?i)\b(?:zip|rar|7z|7-zip|archive|bundle|tarball|unzip|unrar|unpack)\b")
+    .also2(r"(?i)\b(?:download|fetch|unpack|extract|unzip|decompress)\b[^!?;]*?\b(?:run|execute|launch|open|install|start|double-click)\b|\b(?:run|execute|launch)\b[^\n]{0,40}\.(?:exe|msi|bin|app|dmg|pkg|sh|bat|cmd|scr|jar|appimage)\b")
+    .paragraph(),
+    rule(
+        "lure.run_download",
+        C::Lure,
+        High,
+        Text,
+        r"(?i)(?:\b(?:download|fetch|grab)\b[^\n]*?|https?://[^\s)>\x22\x27]+?)\.(?:exe|msi|dmg|pkg|appimage|scr|bat|cmd|jar|vbs|ps1|apk)\b",
+        "text has the reader download an executable from outside the package and run it",
+    )
+    .also(r"(?i)\b(?:run|open|launch|execute|double-click|install|start)\b")
+    .unless(r"(?i)\b(?:never|do not|don'?t|avoid)\b[^.\n]{0,40}\b(?:download|run|open|execute)\b")
+    .paragraph(),
+    rule(
+        "lure.paste_command",
+        C::Lure,
+        High,
+        Text,
+        r"(?i)https?://(?:www\.)?(?:pastebin\.com|paste\.ee|rentry\.(?:co|org)|hastebin\.\w+|ghostbin\.\w+|privatebin\.\w+|dpaste\.\w+|termbin\.com|controlc\.com|justpaste\.it|pastes\.io|paste\.rs|0bin\.net|katb\.in|ideone\.com|glot\.io|telegra\.ph)\b|\b(?:paste|copy)\b[^\n]{0,80}?\b(?:from|at|shown (?:at|on)|on)\s+<?https?://",
+        "text has the reader paste a command from a web page or paste site into a terminal",
+    )
+    .also(r"(?i)\b(?:terminal|shell|powershell|command prompt|cmd(?:\.exe)?|console|run dialog|win\s*\+\s*r|bash|zsh|paste|run|execute)\b")
+    .paragraph(),
+    // ---------------------------------------------------------------- standing orders
+    rule(
+        "injection.standing_order",
+        C::PromptInjection,
+        High,
+        Text,
+        r"(?i)\b(?:after (?:every|each|any|completing (?:every|each|any)|finishing (?:every|each|any))|before (?:every|each)|at the end of (?:every|each)|every time|each time|whenever|on every|from now on|in the background|periodically|always)\b",
+        "a standing order sends sensitive data (keys, tokens, .env files) to an outside address on a recurring trigger",
+    )
+    .also(r"(?i)\.env\b|\.ssh\b|\bid_rsa\b|\bcredentials?\b|\bsecrets?\b|\btokens?\b|\bpasswords?\b|\bprivate keys?\b|\bapi keys?\b|\bcookies\b|\bwallets?\b|\bkeychain\b|\.aws\b|\bhistory\b|\.npmrc\b|\.netrc\b")
+    .also2(OUTSIDE_SINK)
+    .unless(NEGATED_SINK)
+    .paragraph(),
+    // ---------------------------------------------------------------- ransomware, accounts
+    rule(
+        "dangerous.ransom_instruction",
+        C::DangerousCommand,
+        Critical,
+        Text,
+        r"(?i)\b(?:password|passphrase)[- ]protected\b|\bencrypt\w*",
+        "text has the agent lock files under a key, delete the originals and send the key away (ransomware)",
+    )
+    .also(r"(?i)\b(?:delete|remove|erase|wipe|shred|destroy)\b[^!?;]*?\b(?:originals?|source|unencrypted|plain(?:text)?|folders?|files|director(?:y|ies)|projects?|documents)\b")
+    .also2(r"(?i)\b(?:send|upload|post|transmit|e-?mail|forward|submit)\b[^!?;]*?\b(?:password|passphrase|key|secret)\b|\b(?:password|passphrase|key)\b[^!?;]*?\bto\s+(?:https?://|[\w.+-]+@)")
+    .paragraph(),
+    rule(
+        "persistence.backdoor_account",
+        C::Persistence,
+        High,
+        Any,
+        r"(?i)\b(?:useradd|adduser)\b[^\n]*\s(?:-[a-zA-Z]*G|--groups)\s*\S*\b(?:sudo|wheel|admin|root)\b|\buseradd\b[^\n]*\s-o\b|\buseradd\b[^\n]*\s-u\s*0\b|\bnet\s+user\s+\S+\s+\S+[^\n]*/add\b|\bnet\s+localgroup\s+administrators\s+\S+\s*/add\b|\bNew-LocalUser\b|\bAdd-LocalGroupMember\b[^\n]*Administrators|\bdscl\s+\.\s+-(?:create\s+/Users/|append\s+/Groups/admin)|\bsysadminctl\s+-addUser\b|\bchpasswd\b|>>\s*/etc/(?:passwd|shadow|sudoers)\b|\bpasswd\s+--stdin\b",
+        "an account is created with administrator rights or a known password (a backdoor)",
+    ),
+    rule(
+        "persistence.backdoor_account_instruction",
+        C::Persistence,
+        High,
+        Text,
+        r"(?i)\b(?:create|add|set up|make|register)\b[^\n.]{0,40}?\b(?:admin(?:istrator)?|root|superuser|privileged|hidden|backdoor|extra|maintenance|support|service)\s+(?:user|account|login)s?\b",
+        "text has the agent create an extra privileged account with a known password (a backdoor)",
+    )
+    .also(r"(?i)\bpassword\s*(?:[:=]|is\b|of\b)?\s*[\x60\x22\x27]\S+|\bso (?:that )?(?:we|our|the team|they)\b|\blog ?in later\b|\bremote access\b|\bhidden\b")
+    .paragraph(),
+    // ---------------------------------------------------------------- signals for code
+    rule(
+        "behaviour.encrypt",
+        C::DangerousCommand,
+        Info,
+        Code,
+        r"(?i)\bzip\b[^\n]*\s(?:-P|-e|--password|--encrypt)\b|\b7z[a-z]?\b[^\n]*\s-p\S*|\bopenssl\s+(?:enc|aes-\d+-\w+|smime)\b|\bgpg\b[^\n]*\s(?:-c|--symmetric|-e|--encrypt)\b|\bFernet\(|\bcreateCipheriv\(|\bAES\.new\(|\.setpassword\(|\bpyzipper\b|\bencrypt\(",
+        "",
+    )
+    .signals(s::ENCRYPT),
+    rule(
+        "behaviour.delete_files",
+        C::DangerousCommand,
+        Info,
+        Code,
+        r#"\bfind\b[^\n]*\s-delete\b|\bos\.(?:remove|unlink)\(|\bunlinkSync\(|\bfs\.(?:unlink|rm)\(|\bshutil\.rmtree\(|\bshred\b|\bsrm\b|\bRemove-Item\b|\bzip\b[^\n]*\s-[a-zA-Z]*m\b|\b7z\b[^\n]*-sdel\b|\brm\s+(?:-\S+\s+)*["']?[$~/\w]"#,
+        "",
+    )
+    .signals(s::DELETE),
+    rule(
+        "behaviour.endless_loop",
+        C::DangerousCommand,
+        Info,
+        Code,
+        r"\bwhile\s+(?:true|:|1)\s*(?:;|do\b|$)|\bwhile\s*\(\s*(?:true|1)\s*\)|\bwhile\s+True\s*:|\bwhile\s+1\s*:|\bfor\s*\(\s*;\s*;\s*\)|\bsetInterval\(|^\s*loop\s*\{",
+        "",
+    )
+    .signals(s::LOOP),
+    rule(
+        "behaviour.loop_exit",
+        C::DangerousCommand,
+        Info,
+        Code,
+        r"\bbreak\b|\breturn\b|\bexit\b|\bclearInterval\(|\bsleep\b|\bsetTimeout\(|\buntil\b",
+        "",
+    )
+    .signals(s::LOOP_EXIT),
+    rule(
+        "behaviour.user_data",
+        C::Exfiltration,
+        Info,
+        Code,
+        r#"\bhomedir\(\)|\buserInfo\(\)|\bos\.hostname\(\)|\bexpanduser\(\s*["']~|\bPath\.home\(\)|\$HOME/(?:Documents|Desktop|Downloads|Pictures)|~/(?:Documents|Desktop|Downloads|Pictures)|\.(?:bash|zsh)_history\b|\bgetpass\.getuser\("#,
+        "",
+    )
+    .signals(s::USER_DATA),
+    rule(
+        "behaviour.collector_url",
+        C::Exfiltration,
+        Info,
+        Code,
+        r"(?i)discord(?:app)?\.com/api/webhooks/|hooks\.slack\.com/(?:services|workflows)/|webhook\.site/|\.requestcatcher\.com|\.pipedream\.net|\.ngrok(?:-free)?\.(?:io|app|dev)|requestbin|\binteract\.sh\b|\.oast\.|burpcollaborator|api\.telegram\.org/bot",
+        "",
+    )
+    .signals(s::COLLECTOR),
+];
+
+/// The behaviour rules' literal triggers (see `triggers.rs`).
+pub(crate) const BEHAVIOUR_TRIGGERS: &[(&str, &[&str])] = &[
+    (
+        "lure.password_archive",
+        &["password", "passphrase", "passcode", "pwd", "encrypted"],
+    ),
+    ("lure.run_download", &["download", "fetch", "grab", "http"]),
+    (
+        "lure.paste_command",
+        &[
+            "paste",
+            "copy",
+            "rentry",
+            "hastebin",
+            "ghostbin",
+            "privatebin",
+            "termbin",
+            "controlc",
+            "0bin",
+            "katb.in",
+            "ideone",
+            "glot.io",
+            "telegra.ph",
+        ],
+    ),
+    (
+        "injection.standing_order",
+        &[
+            "after",
+            "before",
+            "at the end of",
+            "every time",
+            "each time",
+            "whenever",
+            "on every",
+            "from now on",
+            "in the background",
+            "periodically",
+            "always",
+        ],
+    ),
+    ("dangerous.ransom_instruction", &["protected", "encrypt"]),
+    (
+        "persistence.backdoor_account",
+        &[
+            "useradd",
+            "adduser",
+            "user",
+            "localgroup",
+            "dscl",
+            "sysadminctl",
+            "chpasswd",
+            "/etc/",
+            "passwd",
+        ],
+    ),
+    (
+        "persistence.backdoor_account_instruction",
+        &["create", "add", "set up", "make", "register"],
+    ),
+    (
+        "behaviour.encrypt",
+        &[
+            "zip",
+            "7z",
+            "openssl",
+            "gpg",
+            "fernet(",
+            "createcipheriv(",
+            "aes.new(",
+            ".setpassword(",
+            "pyzipper",
+            "encrypt(",
+        ],
+    ),
+    (
+        "behaviour.delete_files",
+        &[
+            "find",
+            "os.remove(",
+            "os.unlink(",
+            "unlinksync(",
+            "fs.unlink(",
+            "fs.rm(",
+            "rmtree(",
+            "shred",
+            "srm",
+            "remove-item",
+            "zip",
+            "7z",
+            "rm",
+        ],
+    ),
+    (
+        "behaviour.endless_loop",
+        &["while", "for", "setinterval(", "loop"],
+    ),
+    (
+        "behaviour.loop_exit",
+        &[
+            "break",
+            "return",
+            "exit",
+            "clearinterval(",
+            "sleep",
+            "settimeout(",
+            "until",
+        ],
+    ),
+    (
+        "behaviour.user_data",
+        &[
+            "homedir()",
+            "userinfo()",
+            "os.hostname()",
+            "expanduser(",
+            "path.home()",
+            "$home/",
+            "~/",
+            "_history",
+            "getpass.getuser(",
+        ],
+    ),
+    (
+        "behaviour.collector_url",
+        &[
+            "discord",
+            "hooks.slack.com",
+            "webhook.site",
+            "requestcatcher",
+            "pipedream",
+            "ngrok",
+            "requestbin",
+            "interact.sh",
+            ".oast.",
+            "burpcollaborator",
+            "api.telegram.org",
+        ],
+    ),
+];

