@@ -286,6 +286,38 @@ async fn use_skill_answers_and_errors_exactly() {
 }
 
 #[tokio::test]
+async fn use_skill_returns_the_skill_md_content_for_every_source() {
+    let (store, tenant, resolution) = mixed().await;
+    let reader = SkillFileReader::with_store(&store, &tenant);
+    let stored = reader.use_skill(&resolution, "jira-triage").await.unwrap();
+    let listing = use_skill(&resolution, "jira-triage").unwrap();
+    let record = store
+        .find_skill_by_slug(&tenant, "jira-triage")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored,
+        format!("{listing}\n\nSKILL.md:\n\n{}", record.content)
+    );
+
+    let repo = reader.use_skill(&resolution, "pdf-tools").await.unwrap();
+    let on_disk = fs::read_to_string(Path::new(EXAMPLES).join("pdf-tools/SKILL.md")).unwrap();
+    assert!(
+        repo.ends_with(&format!("\n\nSKILL.md:\n\n{on_disk}")),
+        "{repo}"
+    );
+
+    // A reader without the store still answers with the listing and the reason.
+    let bare = SkillFileReader::new()
+        .use_skill(&resolution, "jira-triage")
+        .await
+        .unwrap();
+    assert!(bare.starts_with(&listing) && bare.contains("SKILL.md could not be read"));
+    assert!(reader.use_skill(&resolution, "nope").await.is_err());
+}
+
+#[tokio::test]
 async fn read_skill_file_stays_inside_the_skill() {
     let (store, tenant, resolution) = mixed().await;
     let reader = SkillFileReader::with_store(&store, &tenant);
