@@ -69,7 +69,9 @@ use serde::{Deserialize, Serialize};
 use skills_store_traits::{TenantId, UserId};
 
 pub use approvers::{ApproverDirectory, InMemoryApprovers};
-pub use rate::{InMemoryRateLimiter, RateCheck, RateKey, RateLimit, RateLimiter, Window};
+pub use rate::{
+    InMemoryRateLimiter, RateCheck, RateKey, RateLimit, RateLimiter, RateScope, Window,
+};
 pub use service::{DEFAULT_PERMISSION_CACHE_ENTRIES, Permissions};
 
 /// Where a rule applies, least to most specific.
