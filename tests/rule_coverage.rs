@@ -20,7 +20,9 @@ fn collect(dir: &Path, only_tests: bool, out: &mut String) {
             }
         } else if path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&path).unwrap();
-            out.push_str(if only_tests { test_part(&text) } else { &text });
+            // A module's `tests.rs` (declared `#[cfg(test)] mod tests;`) is test code whole.
+            let whole = !only_tests || path.ends_with("tests.rs");
+            out.push_str(if whole { &text } else { test_part(&text) });
         }
     }
 }

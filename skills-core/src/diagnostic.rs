@@ -174,6 +174,9 @@ rules! {
     // ---- Frontmatter fields -----------------------------------------------------------
     /// A top-level key the standard does not define.
     UnknownField = "unknown-field", Error, Warning;
+    /// A top-level key of an extension set the host enabled (Claude Code's, Codex's, this
+    /// library's), reported under Spec only.
+    ExtensionField = "extension-field", Warning, Info;
     /// `name` is absent, null or blank.
     NameMissing = "name-missing", Error, Error;
     /// `name` is a sequence or a mapping.
