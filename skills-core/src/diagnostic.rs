@@ -183,6 +183,9 @@ rules! {
     NameNotString = "name-not-string", Error, Error;
     /// `name` is longer than 64 characters.
     NameTooLong = "name-too-long", Error, Warning;
+    /// `name` breaks only the lowercase and no-space rules (a display name such as
+    /// `OpenAI Automation`): Lenient loads it under its directory's name.
+    NameDisplayForm = "name-display-form", Error, Warning;
     /// `name` is not equal to its lowercase form.
     NameNotLowercase = "name-not-lowercase", Error, Error;
     /// `name` starts or ends with `-`.

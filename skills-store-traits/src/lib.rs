@@ -43,6 +43,7 @@
 mod words;
 
 pub mod audit;
+pub mod cache;
 pub mod error;
 pub mod in_memory;
 pub mod learning;

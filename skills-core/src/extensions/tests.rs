@@ -133,3 +133,27 @@ fn globs_match_by_segment() {
     // Many `**` against a long path stays fast (memoized).
     assert!(glob_matches(&"**/".repeat(50), &"a/".repeat(50)));
 }
+
+#[test]
+fn lenient_loads_a_display_name_under_its_directory_name() {
+    let text = "---\nname: OpenAI Automation\ndescription: Automate.\n---\n";
+    let lenient = SkillMd::parse_str(text, Some("openai-automation"), &ParseOptions::default());
+    assert!(lenient.is_valid(), "{:?}", lenient.diagnostics);
+    assert_eq!(lenient.diagnostics.len(), 1);
+    assert_eq!(lenient.diagnostics[0].code(), "name-display-form");
+    assert_eq!(lenient.document.unwrap().frontmatter.name, "openai-automation");
+    let spec = SkillMd::parse_str(
+        text,
+        Some("openai-automation"),
+        &ParseOptions::for_profile(Profile::Spec),
+    );
+    assert!(!spec.is_valid());
+    // Other breaks are not folded away.
+    for bad in ["Open--AI", "-Open AI", "Open_AI Tools"] {
+        let text = format!("---\nname: {bad}\ndescription: x\n---\n");
+        let parsed = SkillMd::parse_str(&text, None, &ParseOptions::default());
+        assert!(!parsed.is_valid(), "{bad}");
+    }
+    let no_dir = SkillMd::parse_str(text, None, &ParseOptions::default());
+    assert_eq!(no_dir.document.unwrap().frontmatter.name, "openai-automation");
+}
