@@ -58,9 +58,7 @@ pub(crate) fn check(
         sink.push(
             Rule::NameDisplayForm,
             line,
-            format!(
-                "skill name `{name}` is a display name (capitals or spaces); loaded as `{id}`"
-            ),
+            format!("skill name `{name}` is a display name (capitals or spaces); loaded as `{id}`"),
         );
         return id;
     }

@@ -141,7 +141,10 @@ fn lenient_loads_a_display_name_under_its_directory_name() {
     assert!(lenient.is_valid(), "{:?}", lenient.diagnostics);
     assert_eq!(lenient.diagnostics.len(), 1);
     assert_eq!(lenient.diagnostics[0].code(), "name-display-form");
-    assert_eq!(lenient.document.unwrap().frontmatter.name, "openai-automation");
+    assert_eq!(
+        lenient.document.unwrap().frontmatter.name,
+        "openai-automation"
+    );
     let spec = SkillMd::parse_str(
         text,
         Some("openai-automation"),
@@ -155,5 +158,8 @@ fn lenient_loads_a_display_name_under_its_directory_name() {
         assert!(!parsed.is_valid(), "{bad}");
     }
     let no_dir = SkillMd::parse_str(text, None, &ParseOptions::default());
-    assert_eq!(no_dir.document.unwrap().frontmatter.name, "openai-automation");
+    assert_eq!(
+        no_dir.document.unwrap().frontmatter.name,
+        "openai-automation"
+    );
 }
