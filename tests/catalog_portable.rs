@@ -586,10 +586,11 @@ async fn plugin_paths_cannot_escape_and_admin_slugs_win() {
         "Ok",
         ContributionSource::Directory { path: "ok".into() },
     );
-    let err = plugin::enable_plugin(&store, &t, "plug", &install, &[ok])
+    let report = plugin::enable_plugin(&store, &t, "plug", &install, &[ok])
         .await
-        .unwrap_err();
-    assert!(matches!(err, Error::SlugExists { .. }));
+        .unwrap();
+    assert_eq!(report.clashes, ["ok"], "the admin skill keeps its slug");
+    assert!(report.created.is_empty());
     assert_eq!(
         plugin::slug_for("My Plugin::Skill_v2"),
         "my-plugin-skill-v2"

@@ -386,6 +386,24 @@ async fn daily_caps_and_gate_limits_count_only_allowed_steps() {
         gate.check(&other).await.unwrap(),
         Decision::Allow { .. }
     ));
+
+    // An organisation-wide daily cap counts every agent together.
+    let s = setup(Vec::new());
+    let gate = s
+        .gate
+        .clone()
+        .with_rate_limits(vec![RateLimit::organization(1, Window::Day)]);
+    trusted(&s, "pdf").await;
+    assert!(matches!(
+        gate.check(&step("o1")).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+    let other = StepRequest::new(Principal::new("acme", "alice").agent("other"), pdf(), "o2");
+    assert!(matches!(
+        gate.check(&other).await.unwrap(),
+        Decision::Deny { code: DenyCode::RateLimited, ref reason, .. }
+            if reason.contains("whole organisation")
+    ));
 }
 
 #[tokio::test]

@@ -286,6 +286,130 @@ async fn use_skill_answers_and_errors_exactly() {
 }
 
 #[tokio::test]
+async fn use_skill_returns_the_skill_md_content_for_every_source() {
+    let (store, tenant, resolution) = mixed().await;
+    let reader = SkillFileReader::with_store(&store, &tenant);
+    let stored = reader.use_skill(&resolution, "jira-triage").await.unwrap();
+    let listing = use_skill(&resolution, "jira-triage").unwrap();
+    let record = store
+        .find_skill_by_slug(&tenant, "jira-triage")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored,
+        format!("{listing}\n\nSKILL.md:\n\n{}", record.content)
+    );
+
+    let repo = reader.use_skill(&resolution, "pdf-tools").await.unwrap();
+    let on_disk = fs::read_to_string(Path::new(EXAMPLES).join("pdf-tools/SKILL.md")).unwrap();
+    assert!(
+        repo.ends_with(&format!("\n\nSKILL.md:\n\n{on_disk}")),
+        "{repo}"
+    );
+
+    // A reader without the store still answers with the listing and the reason.
+    let bare = SkillFileReader::new()
+        .use_skill(&resolution, "jira-triage")
+        .await
+        .unwrap();
+    assert!(bare.starts_with(&listing) && bare.contains("SKILL.md could not be read"));
+    assert!(reader.use_skill(&resolution, "nope").await.is_err());
+}
+
+fn write_skill(root: &Path, name: &str, extra: &str) {
+    let dir = root.join(name);
+    fs::create_dir_all(dir.join("agents")).unwrap();
+    fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: The {name} skill.\n{extra}---\n# {name}\n"),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn skills_the_model_may_not_pick_stay_out_of_its_catalogs() {
+    let root = tempfile::tempdir().unwrap();
+    write_skill(
+        root.path(),
+        "shown",
+        "metadata:\n  short-description: Short\n",
+    );
+    write_skill(
+        root.path(),
+        "user-only",
+        "disable-model-invocation: true\nargument-hint: '[env]'\n",
+    );
+    write_skill(root.path(), "codex-explicit", "");
+    fs::write(
+        root.path().join("codex-explicit/agents/openai.yaml"),
+        "interface:\n  short_description: From the sidecar\npolicy:\n  allow_implicit_invocation: false\n",
+    )
+    .unwrap();
+    let repo = Discovery::new(LoadOptions::default())
+        .root(root.path())
+        .run()
+        .into_skills();
+    assert_eq!(repo.len(), 3);
+    let xml = available_skills_xml(&repo);
+    assert!(xml.contains("<name>\nshown\n</name>"));
+    assert!(
+        !xml.contains("user-only") && !xml.contains("codex-explicit"),
+        "{xml}"
+    );
+
+    let store = InMemorySkillStore::new();
+    let tenant = TenantId::new("acme");
+    let stored = store
+        .create_skill(
+            &tenant,
+            NewSkill::new(
+                "Deploy",
+                "deploy",
+                "---\nname: deploy\ndescription: Ship.\ndisable-model-invocation: true\nuser-invocable: true\n---\n# Deploy\n",
+            ),
+        )
+        .await
+        .unwrap();
+    store
+        .create_assignment(&tenant, NewAssignment::global(&stored.id))
+        .await
+        .unwrap();
+    let resolution = Resolver::new()
+        .resolve_for_agent(&store, &tenant, "agent", None, &repo)
+        .await
+        .unwrap();
+    let section = available_skills_section(&resolution.skills, &CatalogOptions::default());
+    assert_eq!(section.listed, ["shown"], "{}", section.text);
+    let agent_xml = agent_skills_xml(&resolution.skills);
+    assert!(agent_xml.contains("shown") && !agent_xml.contains("deploy"));
+    let within = agent_skills_xml_within(&resolution.skills, Budget::Chars(100_000));
+    assert_eq!(within.listed, ["shown"]);
+
+    // Asked for by name they still answer, and the host sees what the tools define.
+    assert!(use_skill(&resolution, "deploy").is_ok());
+    let user_only = resolution.find("user-only").unwrap();
+    assert!(!user_only.model_invocable && user_only.user_invocable);
+    assert_eq!(user_only.argument_hint.as_deref(), Some("[env]"));
+    assert_eq!(
+        resolution
+            .find("shown")
+            .unwrap()
+            .short_description
+            .as_deref(),
+        Some("Short")
+    );
+    assert_eq!(
+        resolution
+            .find("codex-explicit")
+            .unwrap()
+            .short_description
+            .as_deref(),
+        Some("From the sidecar")
+    );
+}
+
+#[tokio::test]
 async fn read_skill_file_stays_inside_the_skill() {
     let (store, tenant, resolution) = mixed().await;
     let reader = SkillFileReader::with_store(&store, &tenant);

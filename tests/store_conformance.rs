@@ -70,3 +70,18 @@ fn real_threads_lose_nothing() {
         futures::executor::block_on(store.list_skills(&tenant, &SkillFilter::default())).unwrap();
     assert_eq!(all.len(), 400);
 }
+
+/// The caching decorator is a `SkillStore` like any other: the whole suite on it, over the
+/// in-memory backend and over SQLite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_caching_decorator_passes_the_suite() {
+    use skills::store::cache::CachedSkillStore;
+    let clock = Arc::new(skills::store::SystemClock);
+    let cached = CachedSkillStore::new(InMemorySkillStore::new(), clock.clone());
+    contract::run_all(&cached).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = skills::sqlite::SqliteStore::open(dir.path().join("s.sqlite3"))
+        .await
+        .unwrap();
+    contract::run_all(&CachedSkillStore::new(sqlite, clock)).await;
+}

@@ -1,11 +1,12 @@
-//! The record stores' conformance suite (audit, trust, plans, memory) run against the
+//! The record stores' conformance suite (audit, trust, plans, memory, permissions) run against the
 //! in-memory backends: each contract on its own store, all of them on one shared store at
 //! once, and concurrent use from real threads.
 
 use skills::store::audit::{AuditRecord, AuditStore};
-use skills::store::conformance::{audit, memory, plans, trust};
+use skills::store::conformance::{audit, memory, permissions, plans, trust};
 use skills::store::in_memory::{
-    InMemoryAuditStore, InMemoryMemoryStore, InMemoryPlanStore, InMemoryTrustStore,
+    InMemoryAuditStore, InMemoryMemoryStore, InMemoryPermissionStore, InMemoryPlanStore,
+    InMemoryTrustStore,
 };
 use skills::store::trust::{TrustChange, TrustStore};
 use skills::store::{Error, TenantId, UserScope};
@@ -40,6 +41,14 @@ contracts!(trust_contracts, trust, InMemoryTrustStore:
     validation,
     user_and_tenant_isolation,
     concurrent_changes_are_not_lost,
+);
+
+contracts!(permissions_contracts, permissions, InMemoryPermissionStore:
+    put_get_list_delete,
+    replace_is_atomic_and_keeps_revisions,
+    validation,
+    tenant_isolation,
+    concurrent_puts_are_not_lost,
 );
 
 contracts!(plans_contracts, plans, InMemoryPlanStore:

@@ -1,9 +1,11 @@
 //! Operator edits with the rules the store alone cannot know: plugin skills are read-only to
-//! admins (seed 002 section 10.2), and duplication copies a skill under a new slug (6.2).
+//! admins (seed 002 section 10.2) — their content, their files, whether they are enabled,
+//! and whether they exist are the plugin's — and duplication copies a skill under a new slug
+//! (6.2). [`crate::Catalog`] runs these and then syncs what they changed.
 
 use skills_store_traits::{
-    NewSkill, NewSkillFile, SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TenantId,
-    Violation,
+    NewSkill, NewSkillFile, SkillFileRecord, SkillFileUpdate, SkillRecord, SkillSourceKind,
+    SkillStore, SkillUpdate, TenantId, Violation,
 };
 
 use crate::error::{Error, Result};
@@ -16,15 +18,92 @@ pub async fn update_skill(
     skill_id: &str,
     update: SkillUpdate,
 ) -> Result<SkillRecord> {
+    editable(store, tenant, skill_id).await?;
+    store
+        .update_skill(tenant, skill_id, update)
+        .await?
+        .ok_or_else(|| skills_store_traits::Error::not_found("skill", skill_id).into())
+}
+
+/// Adds a supporting file to an admin skill; refuses plugin skills.
+pub async fn add_file(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+    file: NewSkillFile,
+) -> Result<SkillFileRecord> {
+    editable(store, tenant, skill_id).await?;
+    Ok(store.create_skill_file(tenant, skill_id, file).await?)
+}
+
+/// Changes a supporting file of an admin skill, named by its path; refuses plugin skills.
+pub async fn update_file(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+    relative_path: &str,
+    update: SkillFileUpdate,
+) -> Result<SkillFileRecord> {
+    let file = file(store, tenant, skill_id, relative_path).await?;
+    store
+        .update_skill_file(tenant, &file.id, update)
+        .await?
+        .ok_or_else(|| skills_store_traits::Error::not_found("file", relative_path).into())
+}
+
+/// Removes a supporting file of an admin skill, named by its path; refuses plugin skills.
+pub async fn remove_file(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+    relative_path: &str,
+) -> Result<()> {
+    let file = file(store, tenant, skill_id, relative_path).await?;
+    if !store.delete_skill_file(tenant, &file.id).await? {
+        return Err(skills_store_traits::Error::not_found("file", relative_path).into());
+    }
+    Ok(())
+}
+
+/// Deletes an admin skill (its files and assignments go with it); refuses plugin skills,
+/// which only uninstalling their plugin removes.
+pub async fn delete_skill(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+) -> Result<SkillRecord> {
+    let current = editable(store, tenant, skill_id).await?;
+    if !store.delete_skill(tenant, skill_id).await? {
+        return Err(skills_store_traits::Error::not_found("skill", skill_id).into());
+    }
+    Ok(current)
+}
+
+/// The skill, when it exists and is not a plugin's.
+async fn editable(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+) -> Result<SkillRecord> {
     let current = store
         .find_skill_by_id(tenant, skill_id)
         .await?
         .ok_or_else(|| skills_store_traits::Error::not_found("skill", skill_id))?;
     refuse_plugin(&current)?;
+    Ok(current)
+}
+
+async fn file(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    skill_id: &str,
+    relative_path: &str,
+) -> Result<SkillFileRecord> {
+    editable(store, tenant, skill_id).await?;
     store
-        .update_skill(tenant, skill_id, update)
+        .find_skill_file(tenant, skill_id, relative_path)
         .await?
-        .ok_or_else(|| skills_store_traits::Error::not_found("skill", skill_id).into())
+        .ok_or_else(|| skills_store_traits::Error::not_found("file", relative_path).into())
 }
 
 /// Refuses admin changes to a plugin skill's content.

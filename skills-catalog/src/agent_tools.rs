@@ -262,6 +262,38 @@ impl<'a> SkillFileReader<'a> {
         self
     }
 
+    /// `use_skill` with the entrypoint's text: [`use_skill`]'s listing followed by the
+    /// `SKILL.md` content, for every source (stored skills from the store, repo skills from
+    /// their directory, under the same containment and size rules as `read_skill_file`).
+    /// When the text cannot be read the listing still answers, with the reason in place of
+    /// the content.
+    pub async fn use_skill(
+        &self,
+        resolution: &Resolution,
+        skill_name: &str,
+    ) -> Result<String, String> {
+        let listing = use_skill(resolution, skill_name)?;
+        let Some(skill) = resolution.find(skill_name) else {
+            return Err(not_found(resolution, skill_name));
+        };
+        let entry_file = skill
+            .entrypoint
+            .rsplit('/')
+            .next()
+            .unwrap_or(skills_core::SKILL_MD);
+        let mut text = listing;
+        match self.read_file(skill, entry_file).await {
+            Ok(content) => {
+                text.push_str(&format!("\n\n{entry_file}:\n\n{content}"));
+                if !content.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            Err(err) => text.push_str(&format!("\n\n{entry_file} could not be read: {err}\n")),
+        }
+        Ok(text)
+    }
+
     /// `read_skill_file`: the text of `path` in the skill `skill_name` names.
     pub async fn read(
         &self,

@@ -5,8 +5,11 @@
 //!   atomically, checked against stored checksums.
 //! - [`sync_agent`] and the [`SandboxFs`] trait ([`LocalSandboxFs`], [`InMemorySandboxFs`]):
 //!   an agent's `<sandbox>/.skills/<slug>/` holds exactly its assigned skills.
-//! - [`Catalog`]: the sync triggers of section 4.3 (assign, unassign, edit, delete, sandbox
-//!   created) over a host [`AgentDirectory`].
+//! - [`Catalog`]: every catalog edit as one operation that knows its effect (section 4.3's
+//!   triggers: assignments, skill and file edits, enable / disable / delete, plugin enable /
+//!   disable / upgrade / uninstall, import, sandbox created), syncing exactly the affected
+//!   entries of the agents reached through the cache; `sync_skill`, a check-only
+//!   `sync_status` and eager `materialize_all`, over a host [`AgentDirectory`].
 //! - [`Resolver`]: admin, plugin and repo skills merged into one index, admin beating plugin
 //!   beating repo.
 //! - [`portable`]: format version 2 JSON and `.tar.gz` export and import, with a JSON Schema.
@@ -59,5 +62,7 @@ pub use sandbox::{
     DEFAULT_SANDBOX_SKILLS_DIR, InMemorySandboxFs, LocalSandboxFs, MemoryEntry, SandboxFs,
 };
 pub use stored::StoredSkill;
-pub use sync::{SyncReport, remove_from_sandbox, sync_agent};
-pub use triggers::{AgentDirectory, AgentRef, AgentSync, Catalog};
+pub use sync::{
+    SyncReport, SyncStatus, remove_from_sandbox, sync_agent, sync_agent_via, sync_slug, sync_status,
+};
+pub use triggers::{AgentDirectory, AgentRef, AgentSync, Catalog, MaterializeReport, PluginSync};

@@ -99,6 +99,14 @@ impl Materializer {
         })
     }
 
+    /// The bytes of a stored skill as the cache holds them: materialized first when missing
+    /// or stale, then read back from `<cache>/<skill-id>/` and checked against the stored
+    /// checksums. This is the middle step of seed 002's DB → cache → sandbox chain.
+    pub fn files(&self, skill: &StoredSkill) -> Result<Vec<(String, Vec<u8>)>> {
+        self.materialize_stored(skill)?;
+        tree::read_checked(&self.root, &skill.record.id, &skill.expected_hashes())
+    }
+
     /// Deletes a skill's cached directory (after an edit or a delete); `false` when there
     /// was none.
     pub fn invalidate(&self, skill_id: &str) -> Result<bool> {

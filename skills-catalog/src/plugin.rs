@@ -8,8 +8,10 @@
 //! resolved (symlinks included) to a location inside the install directory before anything
 //! is read; directory contributions read regular files only and refuse symlinks. Every
 //! contribution is read and validated before the first write, so a bad contribution leaves
-//! the store untouched. A slug held by an admin skill or by another plugin is refused:
-//! admin beats plugin, and one plugin cannot take over another's skill.
+//! the store untouched. A slug held by an admin skill or by another plugin is a clash of
+//! that one contribution: the holder keeps the slug (admin beats plugin, and one plugin
+//! cannot take over another's skill), the clash is reported in [`PluginReport::clashes`],
+//! and the plugin's other contributions still enable.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -120,6 +122,9 @@ pub struct PluginReport {
     pub assigned: Vec<String>,
     /// Ids of the skills in `changed`, for [`crate::Catalog::resync_skill`].
     pub resync: Vec<String>,
+    /// Contributions not applied because an admin skill or another plugin holds their slug
+    /// (the holder keeps it), by slug.
+    pub clashes: Vec<String>,
 }
 
 /// Derives a slug from a contribution id: lowercase, runs of other characters become `-`,
@@ -220,6 +225,7 @@ async fn apply(
     // Read and validate everything first: a bad contribution writes nothing.
     let mut prepared = Vec::with_capacity(contributions.len());
     let mut slugs = BTreeSet::new();
+    let mut clashes = Vec::new();
     for (index, contribution) in contributions.iter().enumerate() {
         let new = prepare(plugin_id, install_dir, contribution, &limits)
             .map_err(|e| relabel(index, e))?;
@@ -233,13 +239,17 @@ async fn apply(
             let ours = existing.source_kind == SkillSourceKind::Plugin
                 && existing.plugin_id.as_deref() == Some(plugin_id);
             if !ours {
-                return Err(Error::SlugExists { slug: new.slug });
+                clashes.push(new.slug);
+                continue;
             }
         }
         prepared.push((new, contribution.default_enabled));
     }
 
-    let mut report = PluginReport::default();
+    let mut report = PluginReport {
+        clashes,
+        ..PluginReport::default()
+    };
     for (new, default_enabled) in prepared {
         let slug = new.slug.clone();
         let skill_id = match store.find_skill_by_slug(tenant, &slug).await? {
@@ -299,6 +309,7 @@ async fn apply(
         &mut report.removed,
         &mut report.assigned,
         &mut report.resync,
+        &mut report.clashes,
     ] {
         list.sort();
     }

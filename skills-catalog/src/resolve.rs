@@ -110,6 +110,39 @@ pub struct ResolvedSkill {
     /// stored skill's `layer` metadata, else its `skill.json`'s `layer`. Layer 0 (kernel)
     /// skills run without write access to stores.
     pub layer: Option<u8>,
+    /// Whether the model may pick the skill by itself: false for Claude Code's
+    /// `disable-model-invocation: true` (and, for repo skills, Codex's
+    /// `allow_implicit_invocation: false`). Catalogs shown to a model leave it out; a request
+    /// by name (`use_skill`) still finds it.
+    pub model_invocable: bool,
+    /// Whether a user may invoke it directly (Claude Code's `user-invocable`, true unless
+    /// set false).
+    pub user_invocable: bool,
+    /// Claude Code's `argument-hint`, for a host's command menu.
+    pub argument_hint: Option<String>,
+    /// Codex's `metadata.short-description` (or the sidecar's `interface.short_description`),
+    /// for user-facing lists.
+    pub short_description: Option<String>,
+}
+
+/// The client extension fields of a SKILL.md text (stored skills), read leniently; an
+/// unreadable frontmatter gives the defaults.
+fn client_fields(content: &str) -> (bool, bool, Option<String>, Option<String>) {
+    let parsed = skills_core::SkillMd::parse_str(content, None, &Default::default());
+    match parsed.document {
+        Some(md) => fields_of(&md.frontmatter),
+        None => (true, true, None, None),
+    }
+}
+
+fn fields_of(fm: &skills_core::Frontmatter) -> (bool, bool, Option<String>, Option<String>) {
+    let cc = fm.claude_code();
+    (
+        !cc.disable_model_invocation,
+        cc.user_invocable,
+        cc.argument_hint,
+        fm.short_description().map(str::to_owned),
+    )
 }
 
 /// The merged index and what was noticed while merging.
@@ -250,9 +283,15 @@ impl Resolver {
         };
         let sandbox_path = format!("{}/{}", self.sandbox_dir, skill.slug);
         let (status, layer) = declared(&skill.metadata, &files);
+        let (model_invocable, user_invocable, argument_hint, short_description) =
+            client_fields(&skill.content);
         Some(ResolvedSkill {
             status,
             layer,
+            model_invocable,
+            user_invocable,
+            argument_hint,
+            short_description,
             entrypoint: format!("{sandbox_path}/{}", skills_core::SKILL_MD),
             store_id: Some(skill.id.clone()),
             sandbox_path: Some(sandbox_path),
@@ -331,7 +370,16 @@ fn group_by_skill(assigned: Vec<AssignedSkill>) -> Vec<(String, Vec<AssignedSkil
 
 fn repo_entry(skill: &Skill) -> ResolvedSkill {
     let front = skill.skill_md().map(|md| &md.frontmatter);
+    let (_, user_invocable, argument_hint, short_description) =
+        front.map_or((true, true, None, None), fields_of);
+    let sidecar_short = skill
+        .openai_sidecar()
+        .and_then(|o| o.short_description.clone());
     ResolvedSkill {
+        model_invocable: skill.model_invocable(),
+        user_invocable,
+        argument_hint,
+        short_description: short_description.or(sidecar_short),
         id: skill.name().to_lowercase(),
         name: skill.name().to_owned(),
         description: skill.description().to_owned(),

@@ -209,6 +209,54 @@ fn hash_regular(path: &Path) -> Result<Option<String>> {
     Ok(Some(hex::encode(hasher.finalize())))
 }
 
+/// Reads the files `expected` lists (relative path to SHA-256) from `<root>/<name>`, each
+/// opened without following a final symlink and checked against its hash: what comes back
+/// is exactly what the records say, or an error (a file changed under us, a symlink in its
+/// place, a file missing or too large).
+pub fn read_checked(
+    root: &Path,
+    name: &str,
+    expected: &BTreeMap<String, String>,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    check_component(root, name)?;
+    let dir = root.join(name);
+    let mut out = Vec::with_capacity(expected.len());
+    for (relative, sha) in expected {
+        skills_core::files::check_relative_path(relative).map_err(|_| Error::UnsafePath {
+            path: PathBuf::from(relative),
+            reason: "not a safe relative path",
+        })?;
+        let path = dir.join(relative);
+        let mut file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io("inspect", &path, e))?;
+        if !meta.is_file() || meta.len() > MAX_SNAPSHOT_FILE_BYTES {
+            return Err(Error::UnsafePath {
+                path,
+                reason: "not a regular file of a stored skill's size",
+            });
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        (&mut file)
+            .take(MAX_SNAPSHOT_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io("read", &path, e))?;
+        if hex::encode(Sha256::digest(&bytes)) != *sha {
+            return Err(Error::UnsafePath {
+                path,
+                reason: "the cached file no longer matches the stored checksum",
+            });
+        }
+        out.push((relative.clone(), bytes));
+    }
+    Ok(out)
+}
+
 /// Replaces `<root>/<name>` with a directory holding exactly `files` (relative path to
 /// bytes): written into a fresh temporary directory, then renamed into place.
 pub fn replace(root: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Result<()> {

@@ -42,7 +42,9 @@ pub fn skill_location(skill: &Skill) -> PathBuf {
 /// A `deprecated` or `stub` skill (see [`Skill::status`]) gets a `<status>` element after
 /// its description holding [`SkillStatus::note`](crate::SkillStatus::note), so the model
 /// knows not to reach for it unasked (or not to take a stub for the real thing); other
-/// skills render exactly as the reference does.
+/// skills render exactly as the reference does. A skill the model may not pick by itself
+/// ([`Skill::model_invocable`]: Claude Code's `disable-model-invocation`, Codex's
+/// `allow_implicit_invocation: false`) is left out.
 ///
 /// ```
 /// assert_eq!(
@@ -52,7 +54,7 @@ pub fn skill_location(skill: &Skill) -> PathBuf {
 /// ```
 pub fn available_skills_xml<'a>(skills: impl IntoIterator<Item = &'a Skill>) -> String {
     let mut lines = vec!["<available_skills>".to_owned()];
-    for skill in skills {
+    for skill in skills.into_iter().filter(|s| s.model_invocable()) {
         lines.extend([
             "<skill>".to_owned(),
             "<name>".to_owned(),

@@ -174,12 +174,18 @@ rules! {
     // ---- Frontmatter fields -----------------------------------------------------------
     /// A top-level key the standard does not define.
     UnknownField = "unknown-field", Error, Warning;
+    /// A top-level key of an extension set the host enabled (Claude Code's, Codex's, this
+    /// library's), reported under Spec only.
+    ExtensionField = "extension-field", Warning, Info;
     /// `name` is absent, null or blank.
     NameMissing = "name-missing", Error, Error;
     /// `name` is a sequence or a mapping.
     NameNotString = "name-not-string", Error, Error;
     /// `name` is longer than 64 characters.
     NameTooLong = "name-too-long", Error, Warning;
+    /// `name` breaks only the lowercase and no-space rules (a display name such as
+    /// `OpenAI Automation`): Lenient loads it under its directory's name.
+    NameDisplayForm = "name-display-form", Error, Warning;
     /// `name` is not equal to its lowercase form.
     NameNotLowercase = "name-not-lowercase", Error, Error;
     /// `name` starts or ends with `-`.

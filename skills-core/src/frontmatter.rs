@@ -16,16 +16,14 @@ pub const STANDARD_KEYS: &[&str] = &[
     "allowed-tools",
 ];
 
-/// Keys this library understands beyond the standard.
-pub const EXTENSION_KEYS: &[&str] = &["tags", "category", "requires-tools", "version"];
+/// Keys this library understands beyond the standard (the [`ExtensionSet::Library`] set).
+///
+/// [`ExtensionSet::Library`]: crate::extensions::ExtensionSet::Library
+pub const EXTENSION_KEYS: &[&str] = crate::extensions::LIBRARY_KEYS;
 
-/// Keys common clients use that load without a warning in the Lenient profile.
-pub const CLIENT_KEYS: &[&str] = &[
-    "argument-hint",
-    "disable-model-invocation",
-    "user-invocable",
-    "model",
-];
+/// Keys of the agent tools' extension sets (Claude Code's), recognised by the Lenient
+/// profile; see [`crate::extensions`].
+pub const CLIENT_KEYS: &[&str] = crate::extensions::CLAUDE_CODE_KEYS;
 
 /// The frontmatter of a SKILL.md: the standard's fields, this library's extension fields, and
 /// every other key kept as it was written.
@@ -89,6 +87,24 @@ impl Frontmatter {
             description: description.into(),
             ..Frontmatter::default()
         }
+    }
+
+    /// Claude Code's fields, typed (see [`crate::extensions`]).
+    pub fn claude_code(&self) -> crate::extensions::ClaudeCodeFields {
+        crate::extensions::ClaudeCodeFields::from_frontmatter(self)
+    }
+
+    /// Codex's `metadata.short-description`, when set.
+    pub fn short_description(&self) -> Option<&str> {
+        self.metadata
+            .get(crate::extensions::CODEX_SHORT_DESCRIPTION)
+            .map(String::as_str)
+    }
+
+    /// Whether the model may pick the skill by itself: false when Claude Code's
+    /// `disable-model-invocation` is true.
+    pub fn model_invocable(&self) -> bool {
+        !self.claude_code().disable_model_invocation
     }
 
     /// The entries of `allowed-tools`: split on whitespace outside parentheses, so

@@ -58,6 +58,7 @@ pub mod catalog;
 pub mod diagnostic;
 mod discovery;
 mod error;
+pub mod extensions;
 pub mod files;
 mod framing;
 mod frontmatter;
@@ -74,6 +75,7 @@ pub mod yaml;
 pub use diagnostic::{Diagnostic, Profile, Rule, Severity, has_errors};
 pub use discovery::{DEFAULT_PROJECT_ROOTS, Discovery, DiscoveryReport, load_path};
 pub use error::Error;
+pub use extensions::{ClaudeCodeFields, ExtensionSet, OpenAiSidecar};
 pub use frontmatter::{CLIENT_KEYS, EXTENSION_KEYS, Frontmatter, STANDARD_KEYS};
 pub use manifest::{
     DEFAULT_FOCUSES, ManifestOptions, ParsedManifest, SkillManifest, ToolDefinition, strip_prefix,

@@ -51,6 +51,18 @@ pub(crate) fn check(
         );
     }
 
+    if sink.profile == Profile::Lenient
+        && lookalikes.is_empty()
+        && let Some(id) = display_form(&name, directory)
+    {
+        sink.push(
+            Rule::NameDisplayForm,
+            line,
+            format!("skill name `{name}` is a display name (capitals or spaces); loaded as `{id}`"),
+        );
+        return id;
+    }
+
     let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
         sink.push(
@@ -109,6 +121,40 @@ pub(crate) fn check(
         }
     }
     name
+}
+
+/// The id a display name (`OpenAI Automation`) loads under in Lenient: when lowercasing it
+/// and joining its words with `-` gives a name breaking no other rule, the directory's name
+/// (when it is itself a valid name), else that folded form. `None` when the name breaks
+/// other rules too, or none at all.
+fn display_form(name: &str, directory: Option<&str>) -> Option<String> {
+    let folded = name
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("-");
+    if folded == name || !plain_valid(&folded) {
+        return None;
+    }
+    match directory {
+        Some(dir) => {
+            let dir: String = dir.nfc().collect();
+            plain_valid(&dir).then_some(dir)
+        }
+        None => Some(folded),
+    }
+}
+
+/// Every rule but the directory match holds.
+fn plain_valid(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= MAX_NAME_CHARS
+        && name == name.to_lowercase()
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+        && name.chars().all(is_name_char)
+        && compatibility_characters(name).is_empty()
 }
 
 /// What keeps `name` from being a native skill's name, empty when nothing does.

@@ -85,9 +85,51 @@ pub struct Skill {
     manifest: Option<SkillManifest>,
     files: Vec<SkillFile>,
     digest: String,
+    #[serde(skip)]
+    openai: Option<crate::extensions::OpenAiSidecar>,
+}
+
+/// The largest `agents/openai.yaml` read.
+const MAX_SIDECAR_BYTES: u64 = 64 * 1024;
+
+/// Reads Codex's `agents/openai.yaml` when the walk listed it (a contained regular file).
+fn read_sidecar(dir: &Path, files: &[SkillFile]) -> Option<crate::extensions::OpenAiSidecar> {
+    use std::io::Read;
+    let listed = files
+        .iter()
+        .find(|f| f.path == crate::extensions::OPENAI_SIDECAR)?;
+    if listed.size > MAX_SIDECAR_BYTES {
+        return None;
+    }
+    let (file, _) = files::open_regular(&dir.join(crate::extensions::OPENAI_SIDECAR)).ok()?;
+    let mut text = String::new();
+    file.take(MAX_SIDECAR_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    crate::extensions::OpenAiSidecar::parse(&text)
 }
 
 impl Skill {
+    /// Codex's `agents/openai.yaml`, when the skill has a readable one.
+    pub fn openai_sidecar(&self) -> Option<&crate::extensions::OpenAiSidecar> {
+        self.openai.as_ref()
+    }
+
+    /// Whether the model may pick the skill by itself: not when its frontmatter sets
+    /// `disable-model-invocation: true` or its `agents/openai.yaml` sets
+    /// `policy.allow_implicit_invocation: false`. Such a skill stays out of the model's
+    /// catalog; a user (or a request by name) still invokes it.
+    pub fn model_invocable(&self) -> bool {
+        self.skill_md
+            .as_ref()
+            .is_none_or(|md| md.frontmatter.model_invocable())
+            && self
+                .openai
+                .as_ref()
+                .and_then(|o| o.allow_implicit_invocation)
+                != Some(false)
+    }
+
     /// Loads the skill in `dir`, or fails with every diagnostic.
     ///
     /// ```no_run
@@ -482,6 +524,10 @@ impl<'a> Loader<'a> {
             );
         }
         let digest = files::skill_digest(records);
+        let openai = self
+            .canonical_dir
+            .as_deref()
+            .and_then(|dir| read_sidecar(dir, &files));
 
         let skill = if has_errors(&self.diagnostics) {
             None
@@ -496,6 +542,7 @@ impl<'a> Loader<'a> {
                 manifest,
                 files,
                 digest,
+                openai,
             })
         };
         SkillReport {

@@ -2,7 +2,8 @@
 
 use crate::diagnostic::{Diagnostic, Profile, Rule, Sink, has_errors};
 use crate::error::Error;
-use crate::frontmatter::{CLIENT_KEYS, EXTENSION_KEYS, Frontmatter, STANDARD_KEYS};
+use crate::extensions::ExtensionSet;
+use crate::frontmatter::{Frontmatter, STANDARD_KEYS};
 use crate::yaml::{self, Entry, Fatal, Node, NodeKind, Problem, ScalarKind, YamlLimits, YamlValue};
 use crate::{framing, name, text};
 
@@ -26,6 +27,10 @@ pub struct ParseOptions {
     /// A body estimated above this many tokens draws a warning (the standard recommends
     /// under 5000). Tokens are estimated as one per four characters.
     pub max_body_tokens: usize,
+    /// The extension sets whose fields are recognised; `None`: the profile's default (every
+    /// set under Lenient, none under Spec). Under Spec a field of an enabled set is an
+    /// `extension-field` warning naming the set, not an `unknown-field` error.
+    pub extensions: Option<Vec<ExtensionSet>>,
 }
 
 impl Default for ParseOptions {
@@ -35,6 +40,7 @@ impl Default for ParseOptions {
             yaml_limits: YamlLimits::default(),
             max_lines: 500,
             max_body_tokens: 5000,
+            extensions: None,
         }
     }
 }
@@ -45,6 +51,33 @@ impl ParseOptions {
         ParseOptions {
             profile,
             ..ParseOptions::default()
+        }
+    }
+
+    /// The same options recognising exactly `sets`' fields.
+    ///
+    /// ```
+    /// use skills_core::{ExtensionSet, ParseOptions, Profile, SkillMd};
+    ///
+    /// let text = "---\nname: deploy\ndescription: Ship it.\ndisable-model-invocation: true\n---\n";
+    /// let plain = SkillMd::parse_str(text, None, &ParseOptions::for_profile(Profile::Spec));
+    /// assert_eq!(plain.diagnostics[0].code(), "unknown-field");
+    /// let options = ParseOptions::for_profile(Profile::Spec).with_extensions(&[ExtensionSet::ClaudeCode]);
+    /// let with_set = SkillMd::parse_str(text, None, &options);
+    /// assert!(with_set.is_valid());
+    /// assert_eq!(with_set.diagnostics[0].code(), "extension-field");
+    /// ```
+    pub fn with_extensions(mut self, sets: &[ExtensionSet]) -> Self {
+        self.extensions = Some(sets.to_vec());
+        self
+    }
+
+    /// The extension sets in effect.
+    pub fn extension_sets(&self) -> Vec<ExtensionSet> {
+        match (&self.extensions, self.profile) {
+            (Some(sets), _) => sets.clone(),
+            (None, Profile::Lenient) => ExtensionSet::ALL.to_vec(),
+            (None, Profile::Spec) => Vec::new(),
         }
     }
 }
@@ -228,6 +261,7 @@ fn read_document(
         sink,
         offset,
         directory,
+        extensions: options.extension_sets(),
     }
     .read(entries);
     Some(SkillMd {
@@ -304,6 +338,7 @@ struct FieldReader<'s, 'd> {
     sink: &'s mut Sink,
     offset: usize,
     directory: Option<&'d str>,
+    extensions: Vec<ExtensionSet>,
 }
 
 impl FieldReader<'_, '_> {
@@ -320,16 +355,35 @@ impl FieldReader<'_, '_> {
             let key = entry.key.as_str();
             let is_standard = STANDARD_KEYS.contains(&key);
             if !is_standard {
-                let known = EXTENSION_KEYS.contains(&key) || CLIENT_KEYS.contains(&key);
-                if self.sink.profile == Profile::Spec || !known {
-                    self.push(
-                        Rule::UnknownField,
-                        line,
-                        format!(
-                            "`{key}` is not a field of the Agent Skills standard (allowed: {})",
-                            STANDARD_KEYS.join(", ")
-                        ),
-                    );
+                let set = ExtensionSet::of_key(key);
+                match set {
+                    Some(set) if self.extensions.contains(&set) => {
+                        if self.sink.profile == Profile::Spec {
+                            self.push(
+                                Rule::ExtensionField,
+                                line,
+                                format!("`{key}` is a field of the {} extension set, not of the Agent Skills standard", set.as_str()),
+                            );
+                        }
+                    }
+                    _ => {
+                        let hint = set
+                            .map(|s| {
+                                format!(
+                                    "; it belongs to the {} extension set, which is not enabled",
+                                    s.as_str()
+                                )
+                            })
+                            .unwrap_or_default();
+                        self.push(
+                            Rule::UnknownField,
+                            line,
+                            format!(
+                                "`{key}` is not a field of the Agent Skills standard (allowed: {}){hint}",
+                                STANDARD_KEYS.join(", ")
+                            ),
+                        );
+                    }
                 }
             }
             match key {

@@ -1,7 +1,7 @@
 //! An embedded durable store for agent skills: every `skills-store-traits` trait on SQLite.
 //!
 //! [`SqliteStore`] implements [`SkillStore`], [`AuditStore`], [`TrustStore`], [`PlanStore`],
-//! [`MemoryStore`], [`PackageStore`] and [`LearningStore`] on one SQLite file, with SQLite
+//! [`MemoryStore`], [`PackageStore`], [`LearningStore`] and [`PermissionStore`] on one SQLite file, with SQLite
 //! compiled in (nothing to install). It passes the same conformance suite as the in-memory
 //! stores, so it is a drop-in durable replacement for them.
 //!
@@ -58,12 +58,14 @@
 //! [`MemoryStore`]: skills_store_traits::MemoryStore
 //! [`PackageStore`]: skills_store_traits::PackageStore
 //! [`LearningStore`]: skills_store_traits::LearningStore
+//! [`PermissionStore`]: skills_store_traits::PermissionStore
 
 mod audit;
 mod error;
 mod learning;
 mod memory;
 mod packages;
+mod permissions;
 mod plans;
 mod rows;
 mod schema;

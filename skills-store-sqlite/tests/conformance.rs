@@ -40,6 +40,14 @@ macro_rules! contracts {
     };
 }
 
+contracts!(permissions:
+    put_get_list_delete,
+    replace_is_atomic_and_keeps_revisions,
+    validation,
+    tenant_isolation,
+    concurrent_puts_are_not_lost,
+);
+
 contracts!(skills:
     create_and_find,
     create_with_files_is_atomic,
@@ -107,6 +115,7 @@ async fn every_suite_at_once_on_one_shared_file() {
         conformance::trust::run_all(&store),
         conformance::plans::run_all(&store),
         conformance::memory::run_all(&store),
+        conformance::permissions::run_all(&store),
     );
     assert!(store.integrity_check().await.unwrap().is_empty());
 }
@@ -120,4 +129,5 @@ async fn every_suite_in_memory() {
     conformance::trust::run_all(&store).await;
     conformance::plans::run_all(&store).await;
     conformance::memory::run_all(&store).await;
+    conformance::permissions::run_all(&store).await;
 }

@@ -15,6 +15,7 @@
 //! | [`MemoryStore`] | agent memory: episodes, facts, procedures, preferences |
 //! | [`PackageStore`] | installed packages: versions with their content, the current one, deprecation, approval, ratings |
 //! | [`LearningStore`] | executed skill sequences and the learning patterns found in them |
+//! | [`PermissionStore`] | permission rules (seed 003 `ExtensionPermission`), per tenant, with revisions |
 //!
 //! Every record belongs to a tenant ([`TenantId`]), and the records of per-user tables to a
 //! user ([`UserScope`]); no call reads or changes another tenant's or user's records.
@@ -42,11 +43,13 @@
 mod words;
 
 pub mod audit;
+pub mod cache;
 pub mod error;
 pub mod in_memory;
 pub mod learning;
 pub mod memory;
 pub mod packages;
+pub mod permissions;
 pub mod plans;
 pub mod read_only;
 pub mod skills;
@@ -63,6 +66,7 @@ pub use error::{Error, Result, Violation};
 pub use learning::LearningStore;
 pub use memory::MemoryStore;
 pub use packages::PackageStore;
+pub use permissions::PermissionStore;
 pub use plans::PlanStore;
 pub use read_only::ReadOnly;
 pub use skills::{

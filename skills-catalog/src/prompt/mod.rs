@@ -69,8 +69,10 @@ pub struct RenderedCatalog {
 
 /// Entries by priority (high first); ties keep the resolver's order (admin, plugin, repo;
 /// winners before what they shadow).
+/// The entries the model may see, highest priority first: a skill the model may not pick by
+/// itself ([`ResolvedSkill::model_invocable`]) is never listed.
 fn by_priority(skills: &[ResolvedSkill]) -> Vec<&ResolvedSkill> {
-    let mut ordered: Vec<&ResolvedSkill> = skills.iter().collect();
+    let mut ordered: Vec<&ResolvedSkill> = skills.iter().filter(|s| s.model_invocable).collect();
     ordered.sort_by_key(|s| std::cmp::Reverse(s.priority));
     ordered
 }
@@ -306,10 +308,11 @@ fn auto_inject_blocks(
 /// `<name>`, `<description>` (trimmed) and `<location>` (the entrypoint), each value on its
 /// own line and escaped. No skills give the two tags alone, as the reference does. A
 /// `deprecated` or `stub` entry also holds a `<status>` element (its note) after the
-/// description, as `skills_core::catalog::available_skills_xml` writes it.
+/// description, as `skills_core::catalog::available_skills_xml` writes it. Entries the model
+/// may not pick by itself are left out, as there.
 pub fn agent_skills_xml(skills: &[ResolvedSkill]) -> String {
     let mut text = String::from("<available_skills>");
-    for skill in skills {
+    for skill in skills.iter().filter(|s| s.model_invocable) {
         text.push('\n');
         text.push_str(&xml_entry(skill));
     }

@@ -117,6 +117,15 @@ pub(crate) struct Document {
     pub problems: Vec<Problem>,
 }
 
+/// One YAML document as a value, within the default limits; `None` when it does not read
+/// (syntax, a limit) or is empty.
+pub(crate) fn parse_value(text: &str) -> Option<YamlValue> {
+    read(text, &YamlLimits::default())
+        .ok()
+        .and_then(|doc| doc.root)
+        .map(|root| YamlValue::from_node(&root))
+}
+
 /// Reads one YAML document from `text` within `limits`.
 pub(crate) fn read(text: &str, limits: &YamlLimits) -> Result<Document, Fatal> {
     // The parser's own limits sit above ours so that ours, with its clearer report, fires

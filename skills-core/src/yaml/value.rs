@@ -36,6 +36,15 @@ impl YamlValue {
         }
     }
 
+    /// The text of a string or a number as written, borrowed; `None` for booleans, null and
+    /// collections.
+    pub fn as_scalar_text(&self) -> Option<&str> {
+        match self {
+            YamlValue::String(s) | YamlValue::Number(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The text of any scalar (strings, numbers as written, `true`/`false`); `None` for null
     /// and collections.
     pub fn scalar_text(&self) -> Option<String> {

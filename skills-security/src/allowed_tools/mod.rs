@@ -72,6 +72,7 @@ pub enum AllowedToolsMode {
 pub struct ToolPolicy {
     declared: bool,
     patterns: Vec<ToolPattern>,
+    disallowed: Vec<ToolPattern>,
     refused: Vec<RefusedEntry>,
     kinds: ToolKinds,
     workspace: Option<PathBuf>,
@@ -89,6 +90,7 @@ impl ToolPolicy {
         ToolPolicy {
             declared: false,
             patterns: Vec::new(),
+            disallowed: Vec::new(),
             refused: Vec::new(),
             kinds: ToolKinds::default(),
             workspace: None,
@@ -134,16 +136,47 @@ impl ToolPolicy {
     /// The same, with the host's [`ToolKinds`].
     pub fn from_skill_md_with(skill_md: &str, kinds: ToolKinds) -> ToolPolicy {
         let parsed = SkillMd::parse(skill_md.as_bytes(), None, &ParseOptions::default());
-        match parsed
-            .document
-            .and_then(|doc| doc.frontmatter.allowed_tools)
-        {
+        let Some(doc) = parsed.document else {
+            return ToolPolicy {
+                kinds,
+                ..ToolPolicy::undeclared()
+            };
+        };
+        let disallowed = doc.frontmatter.claude_code().disallowed_tools;
+        let policy = match doc.frontmatter.allowed_tools {
             Some(text) => ToolPolicy::parse_with(&text, kinds),
             None => ToolPolicy {
                 kinds,
                 ..ToolPolicy::undeclared()
             },
+        };
+        policy.disallow(&disallowed.join(" "))
+    }
+
+    /// Adds Claude Code's `disallowed-tools` entries: a call one of them matches is denied
+    /// whatever `allowed-tools` or the host's rules say. Entries are read as `allowed-tools`
+    /// entries are; one refused there (a widening such as `Bash(*)`) is listed in
+    /// [`ToolPolicy::refused`] and denies nothing, so write deny entries as narrowly as
+    /// allow entries.
+    pub fn disallow(mut self, disallowed_tools: &str) -> ToolPolicy {
+        for entry in split_entries(disallowed_tools)
+            .into_iter()
+            .take(MAX_ENTRIES)
+        {
+            match ToolPattern::parse(&entry, &self.kinds) {
+                Ok(pattern) => self.disallowed.push(pattern),
+                Err(reason) => self.refused.push(refused(&entry, reason)),
+            }
         }
+        self
+    }
+
+    /// The `disallowed-tools` entry `call` matches, if any.
+    pub fn disallowing(&self, call: &ToolCall) -> Option<&str> {
+        self.disallowed
+            .iter()
+            .find(|p| p.matches(call, &self.kinds, self.workspace.as_deref()))
+            .map(ToolPattern::entry)
     }
 
     /// Paths in calls are relative to `root`, and absolute ones match only beneath it.

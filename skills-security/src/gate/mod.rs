@@ -74,7 +74,7 @@ use crate::autonomy::{Autonomy, Outcome, RiskLevel};
 use crate::classify::DataClass;
 use crate::permissions::{
     ApproverDirectory, InMemoryApprovers, Permissions, Principal, RateCheck, RateKey, RateLimit,
-    RateLimiter, ResolvedPermissions, SkillTarget, Window,
+    RateLimiter, RateScope, ResolvedPermissions, SkillTarget, Window,
 };
 use crate::trust::{Clearance, RegulatedApproval, TrustLevel};
 
@@ -782,10 +782,15 @@ fn rate_denial(limit: RateLimit, retry_at: i64) -> Decision {
         Window::Hour => "hour",
         Window::Day => "day",
     };
+    let scope = match limit.scope {
+        RateScope::ActorSkill => "",
+        RateScope::Skill => " for this skill across the organisation",
+        RateScope::Organization => " for the whole organisation",
+    };
     Decision::deny(
         DenyCode::RateLimited,
         format!(
-            "rate limit of {} per {window} reached; retry at {retry_at}",
+            "rate limit of {} per {window}{scope} reached; retry at {retry_at}",
             limit.max
         ),
         None,

@@ -252,6 +252,13 @@ impl PolicyGate {
                 host.rule,
             ));
         }
+        if let Some(entry) = policy.disallowing(&request.call) {
+            return Ok(Decision::deny(
+                DenyCode::ToolDenied,
+                format!("this `{tool}` call matches `{skill}`'s disallowed-tools entry `{entry}`"),
+                None,
+            ));
+        }
         let listing = policy.listing(&request.call);
         if listing.is_none() && self.tools.mode == AllowedToolsMode::Restrict {
             let reason = if policy.declared() {

@@ -61,15 +61,18 @@
 
 mod approvers;
 pub mod rate;
+mod service;
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
-use skills_store_traits::{Clock, TenantId, Timestamp, UserId};
+use skills_store_traits::{TenantId, UserId};
 
 pub use approvers::{ApproverDirectory, InMemoryApprovers};
-pub use rate::{InMemoryRateLimiter, RateCheck, RateKey, RateLimit, RateLimiter, Window};
+pub use rate::{
+    InMemoryRateLimiter, RateCheck, RateKey, RateLimit, RateLimiter, RateScope, Window,
+};
+pub use service::{DEFAULT_PERMISSION_CACHE_ENTRIES, Permissions};
 
 /// Where a rule applies, least to most specific.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -122,7 +125,7 @@ pub enum Target {
 }
 
 impl Target {
-    fn matches(&self, s: &SkillTarget) -> bool {
+    pub(crate) fn matches(&self, s: &SkillTarget) -> bool {
         match self {
             Target::Skill(id) => *id == s.skill_id,
             Target::ExtensionType(t) => *t == s.extension_type,
@@ -566,183 +569,5 @@ fn field<T: Clone>(
             value: default,
             rule: None,
         },
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct CacheKey {
-    tenant: TenantId,
-    skill: SkillTarget,
-    agent: Option<String>,
-    team: Option<String>,
-    roles: Vec<String>,
-}
-
-/// The rules of each tenant and a resolved-permission cache with a time-to-live (seed 003:
-/// 10 minutes), invalidated by every rule change.
-pub struct Permissions {
-    rules: RwLock<HashMap<TenantId, Arc<Vec<PermissionRule>>>>,
-    cache: Mutex<HashMap<CacheKey, (Arc<ResolvedPermissions>, Timestamp)>>,
-    clock: Arc<dyn Clock>,
-    ttl: i64,
-    merge: Merge,
-}
-
-impl std::fmt::Debug for Permissions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Permissions")
-            .field("ttl", &self.ttl)
-            .field("merge", &self.merge)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Permissions {
-    /// No rules; resolutions cached for 10 minutes of `clock`; [`Merge::MostSpecific`].
-    pub fn new(clock: Arc<dyn Clock>) -> Permissions {
-        Permissions {
-            rules: RwLock::new(HashMap::new()),
-            cache: Mutex::new(HashMap::new()),
-            clock,
-            ttl: 10 * 60 * 1000,
-            merge: Merge::MostSpecific,
-        }
-    }
-
-    /// The same caching for `millis` (0: no caching).
-    pub fn with_ttl(mut self, millis: i64) -> Permissions {
-        self.ttl = millis;
-        self
-    }
-
-    /// The same merging scopes by `merge`.
-    pub fn with_merge(mut self, merge: Merge) -> Permissions {
-        self.merge = merge;
-        self
-    }
-
-    /// Replaces `tenant`'s rules; its cached resolutions are dropped.
-    pub fn set_rules(&self, tenant: &TenantId, rules: Vec<PermissionRule>) {
-        {
-            let mut all = self.rules.write().unwrap_or_else(PoisonError::into_inner);
-            all.insert(tenant.clone(), Arc::new(rules));
-        }
-        self.invalidate(tenant);
-    }
-
-    /// Adds or replaces (by id) one rule of `tenant`; its cached resolutions are dropped.
-    pub fn upsert_rule(&self, tenant: &TenantId, rule: PermissionRule) {
-        {
-            let mut all = self.rules.write().unwrap_or_else(PoisonError::into_inner);
-            let entry = all.entry(tenant.clone()).or_default();
-            let rules = Arc::make_mut(entry);
-            rules.retain(|r| r.id != rule.id);
-            rules.push(rule);
-        }
-        self.invalidate(tenant);
-    }
-
-    /// Removes a rule of `tenant`; true when it existed. Its cached resolutions are dropped.
-    pub fn remove_rule(&self, tenant: &TenantId, id: &str) -> bool {
-        let removed = {
-            let mut all = self.rules.write().unwrap_or_else(PoisonError::into_inner);
-            all.get_mut(tenant).is_some_and(|rules| {
-                let rules = Arc::make_mut(rules);
-                let before = rules.len();
-                rules.retain(|r| r.id != id);
-                rules.len() != before
-            })
-        };
-        self.invalidate(tenant);
-        removed
-    }
-
-    /// `tenant`'s rules.
-    pub fn rules(&self, tenant: &TenantId) -> Vec<PermissionRule> {
-        let all = self.rules.read().unwrap_or_else(PoisonError::into_inner);
-        all.get(tenant)
-            .map(|r| r.as_ref().clone())
-            .unwrap_or_default()
-    }
-
-    /// Drops `tenant`'s cached resolutions (for hosts whose rules change elsewhere).
-    pub fn invalidate(&self, tenant: &TenantId) {
-        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        cache.retain(|key, _| key.tenant != *tenant);
-    }
-
-    /// How many resolutions are cached.
-    pub fn cached(&self) -> usize {
-        self.cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-    }
-
-    /// The resolved permissions of `principal` for `skill`, from the cache when fresh.
-    pub fn resolve(&self, principal: &Principal, skill: &SkillTarget) -> Arc<ResolvedPermissions> {
-        let now = self.clock.now();
-        let mut roles = principal.roles.clone();
-        roles.sort();
-        roles.dedup();
-        let key = CacheKey {
-            tenant: principal.tenant.clone(),
-            skill: skill.clone(),
-            agent: principal.agent.clone(),
-            team: principal.team.clone(),
-            roles,
-        };
-        if self.ttl > 0 {
-            let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((resolved, expires)) = cache.get(&key)
-                && now < *expires
-            {
-                return resolved.clone();
-            }
-        }
-        // Resolve under the rules' read lock so a concurrent change cannot slip between the
-        // read and the cache insert unnoticed: changes invalidate after releasing the write
-        // lock, and this insert happens before that invalidation can run.
-        let all = self.rules.read().unwrap_or_else(PoisonError::into_inner);
-        let rules = all.get(&principal.tenant).cloned().unwrap_or_default();
-        let resolved = Arc::new(resolve(&rules, principal, skill, self.merge));
-        if self.ttl > 0 {
-            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-            cache.insert(key, (resolved.clone(), now.saturating_add(self.ttl)));
-        }
-        drop(all);
-        resolved
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use skills_store_traits::ManualClock;
-
-    #[test]
-    fn cache_expires_and_rule_changes_invalidate() {
-        let clock = ManualClock::new(0);
-        let p = Permissions::new(clock.clone()).with_ttl(1000);
-        let t = TenantId::new("t");
-        let who = Principal::new("t", "u");
-        let skill = SkillTarget::new("pdf");
-        assert!(p.resolve(&who, &skill).can_execute.value);
-        assert_eq!(p.cached(), 1);
-        p.upsert_rule(
-            &t,
-            PermissionRule::new("r", Scope::Organization, Target::Skill("pdf".into()))
-                .execute(false),
-        );
-        assert_eq!(p.cached(), 0);
-        assert!(!p.resolve(&who, &skill).can_execute.value);
-        assert!(p.remove_rule(&t, "r"));
-        assert!(p.resolve(&who, &skill).can_execute.value);
-        // A change made behind the cache's back shows after the TTL.
-        let stale = p.resolve(&who, &skill);
-        assert!(Arc::ptr_eq(&stale, &p.resolve(&who, &skill)));
-        clock.advance(1000);
-        let fresh = p.resolve(&who, &skill);
-        assert!(!Arc::ptr_eq(&stale, &fresh));
     }
 }

@@ -1,6 +1,7 @@
-//! Rate limits per tenant, agent (or user) and skill, in fixed windows of a minute, an hour
-//! or a UTC day (seed 003's `skill:exec:{orgId}:count:{skillId}` counter with a one-day
-//! lifetime).
+//! Rate limits in fixed windows of a minute, an hour or a UTC day, each counted at one
+//! [`RateScope`]: per agent (or user) and skill, per skill across the whole organisation
+//! (seed 003's `skill:exec:{orgId}:count:{skillId}` counter with a one-day lifetime), or for
+//! the organisation as a whole (every skill, every actor).
 //!
 //! Threat: a runaway agent or a compromised skill loop running a skill far more often than
 //! its organisation allows. Guarantee: [`RateLimiter::acquire`] checks every limit and
@@ -43,19 +44,79 @@ impl Window {
     }
 }
 
-/// At most `max` runs per `window`.
+/// Which runs one limit counts together.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RateScope {
+    /// One agent's (or user's) runs of one skill.
+    #[default]
+    ActorSkill,
+    /// Every actor's runs of one skill in the organisation (seed 003's
+    /// `skill:exec:{orgId}:count:{skillId}`).
+    Skill,
+    /// Every run in the organisation, of any skill by anyone.
+    Organization,
+}
+
+impl RateScope {
+    /// The counter `key` falls into at this scope: the fields the scope does not tell apart
+    /// become `*` (which no skill id or actor can be: actors are ids or `user:<id>`).
+    pub fn counter(self, key: &RateKey) -> RateKey {
+        let any = || "*".to_owned();
+        match self {
+            RateScope::ActorSkill => key.clone(),
+            RateScope::Skill => RateKey {
+                tenant: key.tenant.clone(),
+                actor: any(),
+                skill_id: key.skill_id.clone(),
+            },
+            RateScope::Organization => RateKey {
+                tenant: key.tenant.clone(),
+                actor: any(),
+                skill_id: any(),
+            },
+        }
+    }
+}
+
+/// At most `max` runs per `window`, counted at `scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RateLimit {
     /// The most runs allowed in one window.
     pub max: u64,
     /// The window.
     pub window: Window,
+    /// Which runs count together (per actor and skill when absent).
+    #[serde(default)]
+    pub scope: RateScope,
 }
 
 impl RateLimit {
-    /// `max` per `window`.
+    /// `max` per `window` for one actor and one skill.
     pub fn new(max: u64, window: Window) -> RateLimit {
-        RateLimit { max, window }
+        RateLimit {
+            max,
+            window,
+            scope: RateScope::ActorSkill,
+        }
+    }
+
+    /// `max` per `window` for one skill across the whole organisation.
+    pub fn per_skill(max: u64, window: Window) -> RateLimit {
+        RateLimit {
+            scope: RateScope::Skill,
+            ..RateLimit::new(max, window)
+        }
+    }
+
+    /// `max` per `window` for the organisation as a whole.
+    pub fn organization(max: u64, window: Window) -> RateLimit {
+        RateLimit {
+            scope: RateScope::Organization,
+            ..RateLimit::new(max, window)
+        }
     }
 }
 
@@ -106,7 +167,8 @@ pub trait RateLimiter: Send + Sync {
     ) -> skills_store_traits::Result<RateCheck>;
 }
 
-/// Counters in memory: one per (key, window length), reset when its window passes.
+/// Counters in memory: one per (counter key at the limit's scope, window length), reset when
+/// its window passes.
 #[derive(Debug, Default)]
 pub struct InMemoryRateLimiter {
     counters: Mutex<HashMap<(RateKey, Window), (Timestamp, u64)>>,
@@ -127,10 +189,10 @@ impl InMemoryRateLimiter {
             counters.retain(|(_, window), (start, _)| *start == window.start(now));
         }
         let mut sorted: Vec<&RateLimit> = limits.iter().collect();
-        sorted.sort_by_key(|l| (l.window, l.max));
+        sorted.sort_by_key(|l| (l.window, l.scope, l.max));
         for limit in &sorted {
             let start = limit.window.start(now);
-            let used = match counters.get(&(key.clone(), limit.window)) {
+            let used = match counters.get(&(limit.scope.counter(key), limit.window)) {
                 Some((s, n)) if *s == start => *n,
                 _ => 0,
             };
@@ -142,11 +204,14 @@ impl InMemoryRateLimiter {
             }
         }
         if count {
-            let mut windows: Vec<Window> = sorted.iter().map(|l| l.window).collect();
-            windows.dedup();
-            for window in windows {
+            let mut slots: Vec<(Window, RateScope)> =
+                sorted.iter().map(|l| (l.window, l.scope)).collect();
+            slots.dedup();
+            for (window, scope) in slots {
                 let start = window.start(now);
-                let slot = counters.entry((key.clone(), window)).or_insert((start, 0));
+                let slot = counters
+                    .entry((scope.counter(key), window))
+                    .or_insert((start, 0));
                 if slot.0 != start {
                     *slot = (start, 0);
                 }
@@ -236,6 +301,60 @@ mod tests {
                 RateCheck::Allowed
             );
         }
+    }
+
+    #[tokio::test]
+    async fn organisation_and_per_skill_limits_count_every_actor() {
+        let limiter = InMemoryRateLimiter::new();
+        let limits = [
+            RateLimit::new(10, Window::Day),
+            RateLimit::per_skill(3, Window::Day),
+            RateLimit::organization(4, Window::Day),
+        ];
+        let by = |actor: &str, skill: &str| RateKey {
+            tenant: TenantId::new("t"),
+            actor: actor.into(),
+            skill_id: skill.into(),
+        };
+        for actor in ["a", "b", "c"] {
+            assert_eq!(
+                limiter
+                    .acquire(&by(actor, "pdf"), &limits, 0)
+                    .await
+                    .unwrap(),
+                RateCheck::Allowed
+            );
+        }
+        // The skill's organisation-wide cap holds for a fourth actor.
+        assert!(matches!(
+            limiter.acquire(&by("d", "pdf"), &limits, 0).await.unwrap(),
+            RateCheck::Limited { limit, .. } if limit.scope == RateScope::Skill
+        ));
+        // Another skill is free of it, until the organisation's cap.
+        assert_eq!(
+            limiter.acquire(&by("d", "csv"), &limits, 0).await.unwrap(),
+            RateCheck::Allowed
+        );
+        assert!(matches!(
+            limiter.acquire(&by("e", "docx"), &limits, 1).await.unwrap(),
+            RateCheck::Limited { limit, retry_at: 86_400_000 } if limit.scope == RateScope::Organization
+        ));
+        // Another organisation, and the next day, start again.
+        let other = RateKey {
+            tenant: TenantId::new("u"),
+            ..by("a", "pdf")
+        };
+        assert_eq!(
+            limiter.acquire(&other, &limits, 1).await.unwrap(),
+            RateCheck::Allowed
+        );
+        assert_eq!(
+            limiter
+                .acquire(&by("d", "pdf"), &limits, 86_400_000)
+                .await
+                .unwrap(),
+            RateCheck::Allowed
+        );
     }
 
     #[test]

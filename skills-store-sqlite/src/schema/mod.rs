@@ -10,6 +10,8 @@
 //! parent. Deleting a skill cascades to its files and assignments, and deleting a plan to its
 //! working memory, as seed 002 section 2 declares.
 //!
+//! Version 8 adds `permission_rules` (seed 003's `ExtensionPermission`, stored as JSON).
+//!
 //! Version 7 rebuilds `skill_working_memory` so a step's status may also be `denied`,
 //! `skipped` or `cancelled` (every step of a run leaves an entry saying what became of it).
 //!
@@ -38,10 +40,25 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     SKILL_TRUST_LEVELS,
     MEMORY_CLASSES,
     STEP_OUTCOMES,
+    PERMISSION_RULES,
 ];
 
 /// The schema version this crate writes.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Version 8: permission rules (seed 003 `ExtensionPermission`), one JSON object per
+/// (tenant, id), with a revision counted up on every write.
+const PERMISSION_RULES: &str = r#"
+CREATE TABLE permission_rules (
+    tenant_id  TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    rule       TEXT NOT NULL CHECK (json_valid(rule) AND json_type(rule) = 'object'),
+    revision   INTEGER NOT NULL CHECK (revision >= 1),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+) WITHOUT ROWID;
+"#;
 
 /// Version 5: the trust level a skill runs at (NULL: unknown, treated as community).
 const SKILL_TRUST_LEVELS: &str = r#"

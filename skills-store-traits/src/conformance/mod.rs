@@ -23,6 +23,7 @@ pub mod audit;
 pub mod learning;
 pub mod memory;
 pub mod packages;
+pub mod permissions;
 pub mod plans;
 pub mod skills;
 pub mod trust;

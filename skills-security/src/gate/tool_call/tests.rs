@@ -321,3 +321,27 @@ async fn allow_all_allows_and_still_audits() {
         .unwrap();
     assert_eq!(entries.len(), 1);
 }
+
+#[tokio::test]
+async fn disallowed_tools_deny_even_a_listed_call() {
+    let rig = rig();
+    let skill_md = "---\nname: notes\ndescription: Notes.\nallowed-tools: Read Bash(git:*)\ndisallowed-tools: Bash(git push:*)\n---\n";
+    let policy = ToolPolicy::from_skill_md(skill_md);
+    let push = bash("d1", "git push origin main", TrustLevel::Verified);
+    let decision = rig.gate.check_tool_call(&push, &policy).await.unwrap();
+    let Decision::Deny { code, reason, .. } = &decision else {
+        panic!("{decision:?}")
+    };
+    assert_eq!(*code, DenyCode::ToolDenied);
+    assert!(
+        reason.contains("disallowed-tools entry `Bash(git push:*)`"),
+        "{reason}"
+    );
+    let log = bash("d2", "git log -5", TrustLevel::Verified);
+    assert!(is_allow(
+        &rig.gate.check_tool_call(&log, &policy).await.unwrap()
+    ));
+    // A widening deny entry is refused, reported, and denies nothing by accident.
+    let wide = ToolPolicy::parse("Read").disallow("Bash(*)");
+    assert_eq!(wide.refused().len(), 1);
+}
