@@ -162,7 +162,7 @@ fn plain_valid(name: &str) -> bool {
 /// A native skill joins loaded skills under one namespace (and one dependency graph), so its
 /// name must be one a skill directory could carry (seed 001: "all three naming systems must
 /// agree"): either seed 001's snake_case directory name (`api_client`, the form manifests'
-/// `<skill_name>` takes; kebab-case too) or an Agent Skills name (every rule of [`check`]),
+/// `<skill_name>` takes; kebab-case too) or an Agent Skills name (every rule of `check`),
 /// at most [`MAX_NAME_CHARS`] characters, and written in the canonical form (trimmed, NFC)
 /// the registry compares.
 pub fn native_problems(name: &str) -> Vec<Diagnostic> {

@@ -407,6 +407,9 @@ fn launch_and_supervise(
             cpu_time: config.cpu_time,
             oom_kills: stats.oom_kills,
             memory_by_rlimit: memory.is_none(),
+            memory_full: stats
+                .peak_memory_bytes
+                .is_some_and(|peak| peak >= config.memory_bytes),
             scratch_full,
         },
     );

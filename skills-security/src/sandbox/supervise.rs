@@ -390,6 +390,8 @@ pub(crate) struct Facts {
     pub cpu_time: Duration,
     pub oom_kills: u64,
     pub memory_by_rlimit: bool,
+    /// The cgroup's peak usage reached the memory limit.
+    pub memory_full: bool,
     pub scratch_full: bool,
 }
 
@@ -407,6 +409,9 @@ pub(crate) fn classify(seen: &Supervised, facts: &Facts) -> (Status, Option<i32>
     let status = match (seen.killed, exit_code, signal) {
         (Some(KillReason::Timeout | KillReason::Cancelled), _, _) => Status::Timeout,
         (Some(KillReason::Output), _, _) => Status::OutputLimit,
+        // At its memory limit the kernel reclaims on the run's CPU time; on a loaded host
+        // that can reach the CPU limit before the OOM kill. The memory limit is what it hit.
+        (Some(KillReason::Cpu), _, _) if facts.memory_full => Status::MemoryLimit,
         (Some(KillReason::Cpu), _, _) => Status::CpuLimit,
         (None, Some(0), _) => Status::Success,
         (None, Some(code), _) => {
