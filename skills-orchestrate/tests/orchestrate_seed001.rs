@@ -312,6 +312,49 @@ fn the_fallback_never_picks_a_deprecated_skill() {
 }
 
 #[test]
+fn a_skill_invoked_only_by_name_is_never_chosen_automatically_but_runs_when_named() {
+    let mut with_manual = candidates();
+    with_manual.push(
+        SkillCandidate::new("deploy", "Deploy the release to production.")
+            .triggers(["read a pdf", "slide deck", "word document"])
+            .manual_only(true),
+    );
+    let selector = SkillSelector::new(
+        AgentSkills::new().with("ScribeAgent", ["pdf", "docx", "pptx", "deploy"]),
+    );
+    let selection = block_on(selector.select("ScribeAgent", &task(), &with_manual)).unwrap();
+    let chosen: Vec<&str> = selection
+        .analysis
+        .required_skills
+        .iter()
+        .map(|s| s.skill_id.as_str())
+        .chain(
+            selection
+                .analysis
+                .optional_skills
+                .iter()
+                .map(|s| s.skill_id.as_str()),
+        )
+        .collect();
+    assert!(!chosen.contains(&"deploy"), "{chosen:?}");
+    assert!(
+        FallbackSelector::new()
+            .rank(&task(), &with_manual)
+            .iter()
+            .all(|s| s.skill_id != "deploy")
+    );
+    assert!(
+        selector
+            .available("ScribeAgent", &with_manual)
+            .iter()
+            .all(|c| c.id != "deploy")
+    );
+    let named = task().request_skills(["deploy"]);
+    let selection = block_on(selector.select("ScribeAgent", &named, &with_manual)).unwrap();
+    assert_eq!(selection.analysis.required_skills[0].skill_id, "deploy");
+}
+
+#[test]
 fn the_model_is_never_offered_a_deprecated_skill_and_stubs_are_marked() {
     let answer = |id: &str| {
         json!({"skills_needed": true,

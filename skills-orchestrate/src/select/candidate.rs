@@ -49,6 +49,12 @@ pub struct SkillCandidate {
     /// Its category (SKILL.md's `category` extension, or the stored skill's), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// The skill asks to be invoked only by name, never chosen by the model (Claude Code's
+    /// `disable-model-invocation: true`, Codex's `allow_implicit_invocation: false`):
+    /// automatic selection passes it over, as it does a deprecated one; a
+    /// [`Task::requested_skills`](super::Task) request naming it still runs it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub manual_only: bool,
 }
 
 fn phrases<I, S>(items: I) -> Vec<String>
@@ -112,6 +118,18 @@ impl SkillCandidate {
         self.status.is_some_and(SkillStatus::is_deprecated)
     }
 
+    /// Marks the skill as invoked only by name (see [`manual_only`](Self::manual_only)).
+    pub fn manual_only(mut self, manual_only: bool) -> Self {
+        self.manual_only = manual_only;
+        self
+    }
+
+    /// Whether automatic selection (the model or the fallback) may choose it: neither
+    /// deprecated nor invoked only by name.
+    pub fn auto_selectable(&self) -> bool {
+        !self.is_deprecated() && !self.manual_only
+    }
+
     /// Sets the category (a blank one clears it).
     pub fn category(mut self, category: impl Into<String>) -> Self {
         let category = category.into().trim().to_owned();
@@ -153,6 +171,7 @@ impl SkillCandidate {
                 .unwrap_or_default(),
             triggers,
             status: skill.status(),
+            manual_only: !skill.model_invocable(),
             category: front
                 .and_then(|f| f.category.as_deref())
                 .map(str::trim)
@@ -174,6 +193,7 @@ impl From<&ResolvedSkill> for SkillCandidate {
             triggers: Vec::new(),
             status: skill.status,
             category: Some(skill.category.trim().to_owned()).filter(|c| !c.is_empty()),
+            manual_only: !skill.model_invocable,
         }
     }
 }

@@ -266,12 +266,12 @@ impl FallbackSelector {
     }
 
     /// Every candidate that scored, highest score first, ties by id. Deprecated candidates
-    /// are left out: the fallback never picks one on its own.
+    /// and those invoked only by name are left out: the fallback never picks one on its own.
     pub fn rank(&self, task: &Task, candidates: &[SkillCandidate]) -> Vec<ScoredSkill> {
         let task_terms = terms(&task.text());
         let mut scored: Vec<ScoredSkill> = candidates
             .iter()
-            .filter(|c| !c.is_deprecated())
+            .filter(|c| c.auto_selectable())
             .filter_map(|c| self.score(&task_terms, c))
             .collect();
         scored.sort_by(|a, b| {

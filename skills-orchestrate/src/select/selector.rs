@@ -244,14 +244,15 @@ impl SkillSelector {
 
     /// The candidates automatic selection may pick for `agent_type`: those it
     /// [may use](SkillSelector::permitted), less the deprecated ones (seed 001: being phased
-    /// out, so neither the model nor the fallback is offered them).
+    /// out) and those invoked only by name (`disable-model-invocation`): neither the model
+    /// nor the fallback is offered them.
     pub fn available(
         &self,
         agent_type: &str,
         candidates: &[SkillCandidate],
     ) -> Vec<SkillCandidate> {
         let mut available = self.permitted(agent_type, candidates);
-        available.retain(|c| !c.is_deprecated());
+        available.retain(SkillCandidate::auto_selectable);
         available
     }
 
