@@ -540,7 +540,7 @@ impl ScriptInput {
             lines.push(format!("stdin: {} bytes", self.stdin.len()));
         }
         for file in &self.files {
-            let digest = hex_sha256(&file.bytes);
+            let digest = crate::audit::sha256_hex(&file.bytes);
             lines.push(format!(
                 "inputs/{} ({} bytes, sha256 {})",
                 file.name,
@@ -550,14 +550,6 @@ impl ScriptInput {
         }
         lines
     }
-}
-
-fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[cfg(test)]

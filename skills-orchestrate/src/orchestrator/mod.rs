@@ -531,20 +531,10 @@ impl Orchestrator {
         let Some(bridge) = &self.memory else {
             return Ok(None);
         };
-        let mut levels = Vec::new();
-        for step in &plan.steps {
-            let trust = match &self.provider {
-                Some(provider) => provider
-                    .skill(&step.skill)
-                    .await?
-                    .map_or(TrustLevel::Community, |s| s.trust),
-                None => TrustLevel::Community,
-            };
-            levels.push(trust);
-        }
+        let trust = self.plan_trust(plan).await?;
         let execution = format!("{}:memory", plan.id);
         let (context, _) = bridge
-            .context_for(&run.scope, task, &execution, most_restrictive(levels))
+            .context_for(&run.scope, task, &execution, trust)
             .await?;
         Ok(Some(context))
     }

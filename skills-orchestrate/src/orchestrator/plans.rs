@@ -89,8 +89,9 @@ fn state(plan_id: &str, reason: &str) -> Error {
 }
 
 impl Orchestrator {
-    /// The least trusted level among the plan's skills (community when unknown).
-    async fn plan_trust(&self, plan: &ExecutionPlan) -> Result<TrustLevel> {
+    /// The least trusted level among the plan's skills (community when unknown): what the
+    /// plan's memory context is sanitized for and its audit records name.
+    pub(super) async fn plan_trust(&self, plan: &ExecutionPlan) -> Result<TrustLevel> {
         let mut levels = Vec::new();
         for step in &plan.steps {
             let trust = match &self.provider {
