@@ -1,8 +1,9 @@
 //! A rig agent loop with skills, offline: rig's scripted model asks for `use_skill`, the
 //! tool runs through the policy gate, the model answers with the skill's instructions in hand.
 //!
-//! Run: `cargo run --example rig_agent --features rig` (or `cargo run -p skills-rig --example
-//! rig_agent`)
+//! Run: `cargo run --example rig_agent` from the repository root (a launcher that runs this
+//! example in skills-rig's own workspace), or `cargo run --manifest-path skills-rig/Cargo.toml
+//! --example rig_agent`.
 //!
 //! To use a real model, build any rig completion model instead of `MockCompletionModel`
 //! (rig-core's provider modules with a transport, for example an OpenAI-compatible server at

@@ -11,16 +11,18 @@ use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 use serde_json::Value;
 use skills_catalog::agent_tools::{
     READ_SKILL_FILE, READ_SKILL_FILE_DESCRIPTION, SkillFileReader, USE_SKILL,
-    read_skill_file_schema, use_skill, use_skill_description, use_skill_schema,
+    read_skill_file_schema, use_skill_description, use_skill_schema,
 };
 use skills_catalog::{Resolution, ResolvedSkill};
+use skills_orchestrate::execute::{ApprovalAnswer, ApprovalPrompt, StepApprover};
 use skills_security::autonomy::default_risk;
-use skills_security::gate::SkillInfo;
+use skills_security::gate::{SkillInfo, StepApproval};
 use skills_security::sandbox::Sandbox;
 use skills_security::{
     Approvals, Classifier, Context, DataClass, DataType, Decision, PolicyGate, Principal,
     Sanitizer, ScriptRunner, SessionScope, SourceRule, SourceRules, StepRequest, TrustLevel,
 };
+use skills_store_traits::{SkillStore, TenantId};
 
 /// The source name tool results are classified under: skill text is public as a whole (only
 /// what the detectors find in it is hidden).
@@ -78,9 +80,12 @@ impl LoadSkillParts {
 
 /// The catalog's tools for one principal: every call names a skill, and the gate decides
 /// for that skill (at the trust level it carries, `community` when none) before anything is
-/// read. An `Allow` runs the call; `AskApproval` and `Deny` refuse it with the gate's reason
-/// (a gate-level approval is not asked from here: scripts' approvals are `load_skill`'s); a
-/// gate that cannot audit its decision refuses too. Every result passes the sanitizer at the
+/// read. An `Allow` runs the call; `Deny` refuses it with the gate's reason; `AskApproval`
+/// asks the host's [`StepApprover`] (for seed 004's option runtime:
+/// `skills_orchestrate::execute::OptionApprover`) when one is set, and the gate decides again
+/// with the approver's yes for this very call (its roles, and that nobody approves their own
+/// call, are the gate's checks), and refuses without one; a gate that cannot audit its
+/// decision refuses too. (Scripts' approvals are `load_skill`'s own.) Every result passes the sanitizer at the
 /// skill's trust level before the model sees it.
 #[derive(Clone)]
 pub struct SkillTools {
@@ -91,6 +96,8 @@ pub struct SkillTools {
     calls: Arc<AtomicU64>,
     load: Option<LoadSkillParts>,
     sanitizer: Arc<Sanitizer>,
+    approver: Option<Arc<dyn StepApprover>>,
+    store: Option<(Arc<dyn SkillStore>, TenantId)>,
 }
 
 impl std::fmt::Debug for SkillTools {
@@ -119,6 +126,8 @@ impl SkillTools {
             calls: Arc::new(AtomicU64::new(0)),
             load: None,
             sanitizer: Arc::new(default_sanitizer()),
+            approver: None,
+            store: None,
         }
     }
 
@@ -129,6 +138,31 @@ impl SkillTools {
     #[must_use]
     pub fn with_sanitizer(mut self, sanitizer: Sanitizer) -> Self {
         self.sanitizer = Arc::new(sanitizer);
+        self
+    }
+
+    /// Serves stored skills (those the resolution found in a store) from `store` in
+    /// `tenant`, the store being their source of truth; without it only repo skills' files
+    /// can be read, and stored ones answer that their content is unavailable.
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<dyn SkillStore>, tenant: TenantId) -> Self {
+        self.store = Some((store, tenant));
+        self
+    }
+
+    /// The reader for this adapter's skills: the store's when one is set.
+    fn reader(&self) -> SkillFileReader<'_> {
+        match &self.store {
+            Some((store, tenant)) => SkillFileReader::with_store(store.as_ref(), tenant),
+            None => SkillFileReader::new(),
+        }
+    }
+
+    /// Asks `approver` when the gate wants an approval for a call (default: none, and such
+    /// calls are refused with the gate's reason).
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn StepApprover>) -> Self {
+        self.approver = Some(approver);
         self
     }
 
@@ -148,7 +182,8 @@ impl SkillTools {
             .collect()
     }
 
-    /// `use_skill`: the skill's instructions (seed 002's response and error messages).
+    /// `use_skill`: the skill's listing and its `SKILL.md` text (seed 002's response and
+    /// error messages).
     pub fn use_skill(&self) -> Option<DynamicTool> {
         let this = self.clone();
         let name = ToolName::new(USE_SKILL).ok()?;
@@ -161,7 +196,10 @@ impl SkillTools {
                 Box::pin(async move {
                     let skill_name = string_arg(&args, "skill_name")?;
                     let trust = this.guard(&skill_name, USE_SKILL).await?;
-                    let text = use_skill(&this.resolution, &skill_name)
+                    let text = this
+                        .reader()
+                        .use_skill(&this.resolution, &skill_name)
+                        .await
                         .map_err(ToolExecutionError::refused)?;
                     Ok(ToolOutput::text(this.clean(&text, trust, USE_SKILL)?))
                 })
@@ -169,8 +207,8 @@ impl SkillTools {
         ))
     }
 
-    /// `read_skill_file`: a text file of a skill, contained in its directory (repo skills;
-    /// stored skills need a store this adapter does not hold yet and are refused).
+    /// `read_skill_file`: a text file of a skill, contained in its directory (repo skills)
+    /// or read from the store (stored skills, with [`SkillTools::with_store`]).
     pub fn read_skill_file(&self) -> Option<DynamicTool> {
         let this = self.clone();
         let name = ToolName::new(READ_SKILL_FILE).ok()?;
@@ -184,7 +222,8 @@ impl SkillTools {
                     let skill_name = string_arg(&args, "skill_name")?;
                     let path = string_arg(&args, "path")?;
                     let trust = this.guard(&skill_name, READ_SKILL_FILE).await?;
-                    let text = SkillFileReader::new()
+                    let text = this
+                        .reader()
                         .read(&this.resolution, &skill_name, &path)
                         .await
                         .map_err(|e| ToolExecutionError::refused(e.to_string()))?;
@@ -224,7 +263,7 @@ impl SkillTools {
                         &parts.scratch_root,
                     );
                     let loaded = runner
-                        .load_skill(&this.resolution, &SkillFileReader::new(), &skill_name, None)
+                        .load_skill(&this.resolution, &this.reader(), &skill_name, None)
                         .await;
                     Ok(ToolOutput::text(this.clean(
                         &loaded.rendered,
@@ -272,27 +311,64 @@ impl SkillTools {
         let trust = TrustLevel::of_skill(skill.trust_level.as_deref());
         let info = SkillInfo::new(&skill.id, &skill.source_ref, trust, default_risk(trust));
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
-        let mut request = StepRequest::new(
-            self.principal.clone(),
-            info,
-            format!("rig/{tool}/{}#{call}", skill.id),
-        );
+        let execution_id = format!("rig/{tool}/{}#{call}", skill.id);
+        let mut request = StepRequest::new(self.principal.clone(), info, execution_id.clone());
         request.tool = Some(tool.to_owned());
+        let (reason, options, approver_roles) = match self.gate.check(&request).await {
+            Ok(Decision::Allow { .. }) => return Ok(()),
+            Ok(Decision::AskApproval {
+                reason,
+                options,
+                approver_roles,
+                ..
+            }) => (reason, options, approver_roles),
+            Ok(Decision::Deny { reason, .. }) => return Err(denied(&skill.id, &reason)),
+            Err(e) => return Err(check_failed(&e)),
+        };
+        let Some(approver) = &self.approver else {
+            return Err(ToolExecutionError::refused(format!(
+                "skill `{}` needs approval: {reason}",
+                skill.id
+            )));
+        };
+        let prompt = ApprovalPrompt::new(
+            format!("{tool}#{call}"),
+            skill.id.clone(),
+            execution_id.clone(),
+            reason.clone(),
+        )
+        .briefing(format!("the model calls `{tool}` for skill `{}`", skill.id))
+        .options(options)
+        .approver_roles(approver_roles);
+        let by = match approver.approve(&prompt).await {
+            ApprovalAnswer::Approved { by } => by,
+            _ => {
+                return Err(ToolExecutionError::refused(format!(
+                    "skill `{}`: approval refused ({reason})",
+                    skill.id
+                )));
+            }
+        };
+        // The approval names this call's execution; the gate checks who gave it.
+        let request = request.with_approval(StepApproval::new(execution_id, by));
         match self.gate.check(&request).await {
             Ok(Decision::Allow { .. }) => Ok(()),
             Ok(Decision::AskApproval { reason, .. }) => Err(ToolExecutionError::refused(format!(
-                "skill `{}` needs approval: {reason}",
+                "skill `{}`: the approval given was not enough: {reason}",
                 skill.id
             ))),
-            Ok(Decision::Deny { reason, .. }) => Err(ToolExecutionError::refused(format!(
-                "skill `{}` is denied: {reason}",
-                skill.id
-            ))),
-            Err(e) => Err(ToolExecutionError::refused(format!(
-                "the policy check failed: {e}"
-            ))),
+            Ok(Decision::Deny { reason, .. }) => Err(denied(&skill.id, &reason)),
+            Err(e) => Err(check_failed(&e)),
         }
     }
+}
+
+fn denied(skill: &str, reason: &str) -> ToolExecutionError {
+    ToolExecutionError::refused(format!("skill `{skill}` is denied: {reason}"))
+}
+
+fn check_failed(error: &dyn std::fmt::Display) -> ToolExecutionError {
+    ToolExecutionError::refused(format!("the policy check failed: {error}"))
 }
 
 fn string_arg(args: &Value, key: &str) -> Result<String, ToolExecutionError> {

@@ -186,6 +186,193 @@ mod tools {
     }
 }
 
+mod gate_approvals {
+    use super::*;
+    use skills_orchestrate::execute::OptionApprover;
+    use skills_rig::SkillTools;
+    use skills_security::audit::AuditTrail;
+    use skills_security::hitl::OptionRuntime;
+    use skills_security::permissions::{PermissionRule, Scope, Target};
+    use skills_security::time::{ThreadTimer, Timer};
+    use skills_security::{PolicyGate, Principal};
+    use skills_store_traits::{Clock, SystemClock, TenantId};
+
+    /// The secure default gate, with one rule letting community `pdf-tools` run with an
+    /// approval by someone other than the caller.
+    fn asking_gate() -> PolicyGate {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let permissions = Arc::new(skills_security::Permissions::new(clock.clone()));
+        permissions.set_rules(
+            &TenantId::new("acme"),
+            vec![
+                PermissionRule::new(
+                    "pdf-ok",
+                    Scope::Organization,
+                    Target::Skill("pdf-tools".into()),
+                )
+                .execute(true)
+                .requires_approval(true, Vec::<String>::new()),
+            ],
+        );
+        PolicyGate::new(
+            permissions,
+            Arc::new(skills_security::permissions::rate::InMemoryRateLimiter::new()),
+            skills_security::Autonomy::new(
+                Arc::new(skills_store_traits::in_memory::InMemoryTrustStore::new()),
+                clock.clone(),
+            ),
+            AuditTrail::in_memory(),
+            clock,
+        )
+    }
+
+    fn tools(approver: Option<Arc<OptionApprover>>) -> SkillTools {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/skills");
+        let report = Discovery::new(LoadOptions::default()).root(root).run();
+        let skills: Vec<_> = report.skills().cloned().collect();
+        let resolution = Arc::new(Resolver::new().resolve_repo(&skills));
+        let tools = SkillTools::new(
+            resolution,
+            Arc::new(asking_gate()),
+            Principal::new("acme", "alice"),
+            "/skills",
+        );
+        match approver {
+            Some(approver) => tools.with_approver(approver),
+            None => tools,
+        }
+    }
+
+    /// Answers the next request of `world` with `option` by `by`, from another task.
+    async fn answer(runtime: &OptionRuntime, option: &str, by: Option<&str>) {
+        for _ in 0..5_000 {
+            if let Some(event) = runtime.pending("acme").first() {
+                runtime
+                    .submit("acme", &event.request_id, option, by)
+                    .unwrap();
+                return;
+            }
+            ThreadTimer::new()
+                .sleep(std::time::Duration::from_millis(1))
+                .await;
+        }
+        panic!("nobody was asked");
+    }
+
+    #[test]
+    fn a_call_the_gate_asks_about_is_asked_through_the_option_runtime() {
+        let runtime = Arc::new(OptionRuntime::new(Arc::new(ThreadTimer::new())));
+        let tools = tools(Some(Arc::new(OptionApprover::new(runtime.clone(), "acme"))));
+        let use_skill = tools.use_skill().unwrap();
+        let call = || use_skill.execute(json!({"skill_name": "pdf-tools"}));
+
+        // Bob says yes: the gate allows the call with his approval, and the answer carries
+        // the skill's SKILL.md text.
+        let (ran, ()) = block_on(futures::future::join(
+            call(),
+            answer(&runtime, "once", Some("bob")),
+        ));
+        let text = ran.unwrap().render();
+        assert!(
+            text.contains("Skill: pdf-tools") && text.contains("SKILL.md:"),
+            "{text}"
+        );
+
+        // No, an answer nobody can be named for, and alice approving her own call all refuse.
+        for (option, by, why) in [
+            ("no", Some("bob"), "approval refused"),
+            ("once", None, "approval refused"),
+            ("once", Some("alice"), "not enough"),
+        ] {
+            let (refused, ()) =
+                block_on(futures::future::join(call(), answer(&runtime, option, by)));
+            let error = refused.unwrap_err();
+            assert!(
+                error.message().contains(why),
+                "{option} by {by:?}: {}",
+                error.message()
+            );
+        }
+    }
+
+    #[test]
+    fn without_an_approver_a_call_the_gate_asks_about_is_refused() {
+        let tools = tools(None);
+        let refused = block_on(
+            tools
+                .use_skill()
+                .unwrap()
+                .execute(json!({"skill_name": "pdf-tools"})),
+        );
+        let error = refused.unwrap_err();
+        assert!(
+            error.message().contains("needs approval"),
+            "{}",
+            error.message()
+        );
+    }
+}
+
+mod stored_skills {
+    use super::*;
+    use skills_rig::SkillTools;
+    use skills_security::audit::AuditTrail;
+    use skills_security::{PolicyGate, Principal};
+    use skills_store_traits::in_memory::InMemorySkillStore;
+    use skills_store_traits::{NewAssignment, NewSkill, SkillStore, TenantId};
+
+    #[test]
+    fn stored_skills_are_read_from_the_store() {
+        let store = Arc::new(InMemorySkillStore::new());
+        let tenant = TenantId::new("acme");
+        let resolution = block_on(async {
+            let skill = NewSkill::new(
+                "Triage",
+                "triage",
+                "---\nname: triage\ndescription: Triage.\n---\nRead references/matrix.md.\n",
+            )
+            .with_file("references/matrix.md", "# Matrix from the store\n");
+            let skill = store.create_skill(&tenant, skill).await.unwrap();
+            store
+                .create_assignment(&tenant, NewAssignment::global(&skill.id))
+                .await
+                .unwrap();
+            Resolver::new()
+                .resolve_for_agent(store.as_ref(), &tenant, "agent", None, &[])
+                .await
+                .unwrap()
+        });
+        let tools = SkillTools::new(
+            Arc::new(resolution),
+            Arc::new(PolicyGate::allow_all(AuditTrail::in_memory())),
+            Principal::new("acme", "alice"),
+            "/skills",
+        );
+        let args = json!({"skill_name": "triage", "path": "references/matrix.md"});
+        let without = block_on(tools.read_skill_file().unwrap().execute(args.clone()));
+        assert!(without.is_err(), "no store, no stored content");
+        let tools = tools.with_store(store, tenant);
+        let file = block_on(tools.read_skill_file().unwrap().execute(args)).unwrap();
+        assert!(
+            file.render().contains("Matrix from the store"),
+            "{}",
+            file.render()
+        );
+        let skill_md = block_on(
+            tools
+                .use_skill()
+                .unwrap()
+                .execute(json!({"skill_name": "triage"})),
+        )
+        .unwrap();
+        assert!(
+            skill_md.render().contains("Read references/matrix.md."),
+            "{}",
+            skill_md.render()
+        );
+    }
+}
+
 mod load_skill {
     use super::*;
     use skills_rig::{LoadSkillParts, SkillTools};

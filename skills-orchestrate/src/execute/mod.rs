@@ -105,7 +105,7 @@ mod step;
 mod stores;
 mod timer;
 
-pub use approve::{ApprovalAnswer, ApprovalPrompt, FixedApprover, StepApprover};
+pub use approve::{ApprovalAnswer, ApprovalPrompt, FixedApprover, OptionApprover, StepApprover};
 pub use cancel::CancelToken;
 pub use catalog::{CatalogSkills, default_trust};
 pub use executor::{Executor, ExecutorBuilder, Run};
