@@ -156,18 +156,55 @@ impl HttpResponse {
 
 /// Why a client could not complete a request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct HttpError {
-    /// What went wrong (connection refused, timed out, body over the limit).
-    pub message: String,
+#[non_exhaustive]
+pub enum HttpError {
+    /// The client could not be built (its TLS or proxy configuration).
+    #[error("building the HTTP client: {message}")]
+    Client {
+        /// The client library's reason.
+        message: String,
+    },
+    /// The request never got an answer: connection refused, reset, DNS, TLS.
+    #[error("request failed: {message}")]
+    Connect {
+        /// The client library's reason.
+        message: String,
+    },
+    /// No answer in time.
+    #[error("timed out: {message}")]
+    Timeout {
+        /// What timed out.
+        message: String,
+    },
+    /// The answer broke off while its body was read.
+    #[error("reading the body: {message}")]
+    Body {
+        /// The client library's reason.
+        message: String,
+    },
+    /// Anything else a host's client reports.
+    #[error("{message}")]
+    Other {
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl HttpError {
-    /// An error with a message.
+    /// An [`HttpError::Other`] with a message (what a host's own client reports).
     pub fn new(message: impl Into<String>) -> Self {
-        HttpError {
+        HttpError::Other {
             message: message.into(),
         }
+    }
+
+    /// Whether sending again may succeed: the request got no answer or timed out (never
+    /// for a client that cannot be built).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            HttpError::Connect { .. } | HttpError::Timeout { .. } | HttpError::Body { .. }
+        )
     }
 }
 
@@ -192,6 +229,25 @@ mod tests {
         assert!(!shown.contains("sk-secret"));
         assert!(!shown.contains("secret-body"));
         assert_eq!(request.method.as_str(), "POST");
+    }
+
+    #[test]
+    fn only_errors_that_kept_an_answer_from_arriving_are_transient() {
+        let message = String::from("x");
+        assert!(
+            HttpError::Timeout {
+                message: message.clone()
+            }
+            .is_transient()
+        );
+        assert!(
+            HttpError::Connect {
+                message: message.clone()
+            }
+            .is_transient()
+        );
+        assert!(!HttpError::Client { message }.is_transient());
+        assert_eq!(HttpError::new("offline").to_string(), "offline");
     }
 
     #[test]

@@ -39,7 +39,9 @@ impl ReqwestClient {
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .build()
-            .map_err(|e| HttpError::new(format!("building the HTTP client: {e}")))?;
+            .map_err(|e| HttpError::Client {
+                message: e.to_string(),
+            })?;
         Ok(ReqwestClient { client })
     }
 
@@ -63,10 +65,7 @@ impl HttpClient for ReqwestClient {
         if !request.body.is_empty() {
             builder = builder.body(request.body);
         }
-        let mut response = builder
-            .send()
-            .await
-            .map_err(|e| HttpError::new(format!("request failed: {e}")))?;
+        let mut response = builder.send().await.map_err(|e| sent(&e))?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -75,11 +74,10 @@ impl HttpClient for ReqwestClient {
             .collect();
         let limit = request.max_body_bytes;
         let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| HttpError::new(format!("reading the body: {e}")))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| match sent(&e) {
+            HttpError::Connect { message } => HttpError::Body { message },
+            other => other,
+        })? {
             let room = usize::try_from(limit.saturating_add(1))
                 .unwrap_or(usize::MAX)
                 .saturating_sub(body.len());
@@ -90,5 +88,16 @@ impl HttpClient for ReqwestClient {
             }
         }
         Ok(HttpResponse::new(status, headers, body))
+    }
+}
+
+/// A reqwest error as the family's: timeouts apart from everything else that kept an answer
+/// from arriving.
+fn sent(error: &reqwest::Error) -> HttpError {
+    let message = error.to_string();
+    if error.is_timeout() {
+        HttpError::Timeout { message }
+    } else {
+        HttpError::Connect { message }
     }
 }

@@ -28,7 +28,7 @@ pub(crate) async fn get(
     let limit = request.max_body_bytes;
     let response = client.request(request).await.map_err(|e| Error::Http {
         url: shown(&url),
-        message: e.message,
+        message: e.to_string(),
     })?;
     if let Some(error) = rate_limited(&url, &response) {
         return Err(error);

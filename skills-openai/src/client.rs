@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use skills_http::{HttpClient, HttpRequest};
+use skills_http::{HttpClient, HttpError, HttpRequest};
 use skills_orchestrate::execute::{ThreadTimer, Timer, timeout};
 use skills_orchestrate::llm::{
     LlmClient, LlmRequest, LlmResponse, ResponseFormat, Role, TokenUsage,
@@ -181,9 +181,14 @@ impl OpenAiClient {
                     after_ms: u64::try_from(self.config.timeout.as_millis()).unwrap_or(u64::MAX),
                 }));
             }
+            // A client that cannot send at all (its configuration) fails now; anything that
+            // kept one answer from arriving is worth another try.
+            Some(Err(e)) if !e.is_transient() && !matches!(e, HttpError::Other { .. }) => {
+                return Err(Ok(Error::Transport(cleaned(&e.to_string()))));
+            }
             Some(Err(e)) => {
                 return Err(Err(Retryable {
-                    error: Error::Transport(cleaned(&e.message)),
+                    error: Error::Transport(cleaned(&e.to_string())),
                     wait: None,
                 }));
             }
