@@ -479,3 +479,44 @@ fn binary_and_oversized_files_are_validation_errors() {
     );
     assert_eq!(run(rig.snapshot(tenant, true)), before);
 }
+
+#[test]
+fn required_tools_come_from_the_frontmatter_and_the_codex_sidecar() {
+    let rig = Rig::new();
+    let installer = rig.installer(None);
+    // Under the installer's default (Spec) profile the frontmatter holds only standard
+    // fields; the sidecar is where Codex skills declare what they need.
+    let md = clean_skill("docs-helper", "1.0.0");
+    let sidecar = "interface:\n  display_name: Docs Helper\ndependencies:\n  tools:\n    - type: mcp\n      value: developerDocs\n    - type: mcp\n      value: web_search\n";
+    let (root, source) = local_with(
+        "docs-helper",
+        &[("SKILL.md", &md), ("agents/openai.yaml", sidecar)],
+    );
+    run(installer.install(&scope(), &source, &InstallRequest::new("docs-helper"))).unwrap();
+    let skill = run(rig
+        .skills
+        .find_skill_by_slug(&scope().tenant, "docs-helper"))
+    .unwrap()
+    .unwrap();
+    assert_eq!(skill.requires_tools, ["developerDocs", "web_search"]);
+
+    // With the library's `requires-tools` too (Lenient), the frontmatter's come first, each
+    // tool once; the loaded skill and the portable import read them the same way.
+    let with_front = "---\nname: docs-helper\ndescription: Answers from the developer docs.\nrequires-tools:\n  - web_search\n---\nLook the answer up in the docs.\n";
+    std::fs::write(root.path().join("docs-helper/SKILL.md"), with_front).unwrap();
+    let loaded = skills::core::Skill::load(
+        root.path().join("docs-helper"),
+        &skills::core::LoadOptions::for_profile(skills::core::Profile::Lenient),
+    )
+    .unwrap();
+    assert_eq!(loaded.required_tools(), ["web_search", "developerDocs"]);
+    let portable = skills::catalog::portable::package_dir(
+        &root.path().join("docs-helper"),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        portable.skill.requires_tools,
+        ["web_search", "developerDocs"]
+    );
+}

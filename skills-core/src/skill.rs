@@ -130,6 +130,22 @@ impl Skill {
                 != Some(false)
     }
 
+    /// The tools the skill needs: its frontmatter's `requires-tools`, then the
+    /// `dependencies.tools` of its `agents/openai.yaml` (Codex), each once, in that order.
+    pub fn required_tools(&self) -> Vec<String> {
+        let from_front = self
+            .skill_md
+            .as_ref()
+            .map(|md| md.frontmatter.requires_tools.as_slice())
+            .unwrap_or_default();
+        let from_sidecar = self
+            .openai
+            .as_ref()
+            .map(|o| o.dependency_tools.as_slice())
+            .unwrap_or_default();
+        crate::extensions::merge_tools(from_front, from_sidecar)
+    }
+
     /// Loads the skill in `dir`, or fails with every diagnostic.
     ///
     /// ```no_run

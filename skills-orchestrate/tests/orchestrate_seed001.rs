@@ -355,6 +355,73 @@ fn a_skill_invoked_only_by_name_is_never_chosen_automatically_but_runs_when_name
 }
 
 #[test]
+fn a_skill_limited_to_paths_is_chosen_only_for_work_on_matching_files() {
+    let mut with_limited = candidates();
+    with_limited.push(
+        SkillCandidate::new("rust-lint", "Lint Rust sources.")
+            .triggers(["read a pdf", "slide deck", "word document"])
+            .paths(["src/**/*.rs", "Cargo.toml"]),
+    );
+    let selector = SkillSelector::new(
+        AgentSkills::new().with("ScribeAgent", ["pdf", "docx", "pptx", "rust-lint"]),
+    );
+    let chosen = |task: &Task| -> Vec<String> {
+        let selection = block_on(selector.select("ScribeAgent", task, &with_limited)).unwrap();
+        selection
+            .analysis
+            .required_skills
+            .iter()
+            .map(|s| s.skill_id.clone())
+            .chain(
+                selection
+                    .analysis
+                    .optional_skills
+                    .iter()
+                    .map(|s| s.skill_id.clone()),
+            )
+            .collect()
+    };
+    // No files, or files it is not limited to: never chosen, by the fallback either.
+    for task in [task(), task().files(["docs/guide.md", "./README.md"])] {
+        assert!(
+            !chosen(&task).contains(&"rust-lint".to_owned()),
+            "{:?}",
+            task.files
+        );
+        assert!(
+            FallbackSelector::new()
+                .rank(&task, &with_limited)
+                .iter()
+                .all(|s| s.skill_id != "rust-lint")
+        );
+    }
+    // Work on a matching file: chosen like any other skill.
+    let on_sources = task().files(["docs/guide.md", "./src/db/pool.rs"]);
+    assert_eq!(on_sources.files, ["docs/guide.md", "src/db/pool.rs"]);
+    assert!(chosen(&on_sources).contains(&"rust-lint".to_owned()));
+    // Named, it runs wherever the work is.
+    let named = task().request_skills(["rust-lint"]);
+    assert_eq!(chosen(&named), ["rust-lint"]);
+}
+
+#[test]
+fn a_skill_md_paths_field_limits_its_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("rust-lint");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("SKILL.md"),
+        "---\nname: rust-lint\ndescription: Lint Rust sources.\npaths:\n  - \"src/**/*.rs\"\n---\nRun clippy.\n",
+    )
+    .unwrap();
+    let skill = skills_core::Skill::load(&root, &skills_core::LoadOptions::default()).unwrap();
+    let candidate = SkillCandidate::from_skill(&skill);
+    assert_eq!(candidate.paths, ["src/**/*.rs"]);
+    assert!(candidate.applies_to_files(&["src/main.rs".to_owned()]));
+    assert!(!candidate.applies_to_files(&["README.md".to_owned()]));
+}
+
+#[test]
 fn the_model_is_never_offered_a_deprecated_skill_and_stubs_are_marked() {
     let answer = |id: &str| {
         json!({"skills_needed": true,

@@ -387,7 +387,8 @@ pub async fn import(
 }
 
 /// Builds a document from a `SKILL.md` and its files, taking name, description, tags,
-/// category, version and required tools from the frontmatter. The slug is the frontmatter
+/// category, version and required tools from the frontmatter (and the tools Codex's
+/// `agents/openai.yaml` depends on, when the files hold one). The slug is the frontmatter
 /// `name` when it is a valid slug (the Agent Skills format already restricts names to
 /// one), otherwise `dir_name`. Validated, nothing written.
 pub(crate) fn from_parts(
@@ -396,6 +397,14 @@ pub(crate) fn from_parts(
     dir_name: Option<String>,
     limits: &StoreLimits,
 ) -> Result<PortableSkill> {
+    let sidecar_tools = |files: &[PortableFile]| -> Vec<String> {
+        files
+            .iter()
+            .find(|f| f.path == skills_core::extensions::OPENAI_SIDECAR)
+            .and_then(|f| skills_core::extensions::OpenAiSidecar::parse(&f.content))
+            .map(|s| s.dependency_tools)
+            .unwrap_or_default()
+    };
     let parsed = SkillMd::parse_str(
         &content,
         dir_name.as_deref(),
@@ -423,10 +432,14 @@ pub(crate) fn from_parts(
             category: front.as_ref().and_then(|f| f.category.clone()),
             tags: front.as_ref().map(|f| f.tags.clone()).unwrap_or_default(),
             version: front.as_ref().and_then(|f| f.version.clone()),
-            requires_tools: front
-                .as_ref()
-                .map(|f| f.requires_tools.clone())
-                .unwrap_or_default(),
+            // The frontmatter's, then those Codex's `agents/openai.yaml` depends on.
+            requires_tools: skills_core::extensions::merge_tools(
+                front
+                    .as_ref()
+                    .map(|f| f.requires_tools.as_slice())
+                    .unwrap_or_default(),
+                &sidecar_tools(&files),
+            ),
             content,
             files,
         },

@@ -164,6 +164,27 @@ impl ClaudeCodeFields {
     }
 }
 
+/// Whether a skill limited to `globs` (Claude Code's `paths`) applies to work on `files`
+/// (relative, `/`-separated): always when `globs` is empty; otherwise only when one of the
+/// files matches one of the globs, so a limited skill never applies to work that names no
+/// file.
+///
+/// ```
+/// use skills_core::extensions::paths_apply;
+///
+/// let globs = vec!["src/**/*.rs".to_owned()];
+/// assert!(paths_apply(&globs, &["src/db/pool.rs".to_owned()]));
+/// assert!(!paths_apply(&globs, &["docs/guide.md".to_owned()]));
+/// assert!(!paths_apply(&globs, &[]));
+/// assert!(paths_apply(&[], &[]));
+/// ```
+pub fn paths_apply(globs: &[String], files: &[String]) -> bool {
+    globs.is_empty()
+        || files
+            .iter()
+            .any(|file| globs.iter().any(|glob| glob_matches(glob, file)))
+}
+
 /// A list written as a YAML sequence, or as one string split on commas and whitespace
 /// outside parentheses (`Bash(rm:*), Write` gives two entries).
 fn list(value: Option<&YamlValue>) -> Vec<String> {
@@ -329,6 +350,19 @@ impl OpenAiSidecar {
             raw,
         })
     }
+}
+
+/// `first`, then those of `second` not already there, each once (blank ones dropped): the
+/// tools a skill needs from its frontmatter and from its Codex sidecar.
+pub fn merge_tools(first: &[String], second: &[String]) -> Vec<String> {
+    let mut tools: Vec<String> = Vec::new();
+    for tool in first.iter().chain(second) {
+        let tool = tool.trim();
+        if !tool.is_empty() && !tools.iter().any(|t| t == tool) {
+            tools.push(tool.to_owned());
+        }
+    }
+    tools
 }
 
 #[cfg(test)]

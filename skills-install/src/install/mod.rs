@@ -456,6 +456,7 @@ fn new_skill(prepared: &Prepared, approved: bool, nonce: &str) -> NewSkill {
     );
     skill.description = Some(prepared.description.clone());
     skill.version = Some(prepared.version.clone());
+    skill.requires_tools = prepared.requires_tools.clone();
     skill.source_kind = Some(SkillSourceKind::Admin);
     skill.enabled = Some(false);
     skill.metadata = record::metadata(prepared, prepared.trust, approved, nonce);

@@ -43,6 +43,9 @@ pub(crate) struct Prepared {
     pub needs_approval: bool,
     pub scripts: Vec<String>,
     pub permissions: Vec<String>,
+    /// The frontmatter's `requires-tools`, then the tools Codex's `agents/openai.yaml`
+    /// depends on.
+    pub requires_tools: Vec<String>,
     pub warnings: Vec<Diagnostic>,
     pub source: SourceIdentity,
     pub override_reason: Option<String>,
@@ -240,8 +243,17 @@ pub(crate) fn finish(
         .map(|f| f.path.clone())
         .filter(|p| is_script(p))
         .collect();
+    let sidecar_tools = files
+        .iter()
+        .find(|(path, _)| path == skills_core::extensions::OPENAI_SIDECAR)
+        .and_then(|(_, text)| skills_core::extensions::OpenAiSidecar::parse(text))
+        .map(|sidecar| sidecar.dependency_tools)
+        .unwrap_or_default();
+    let requires_tools =
+        skills_core::extensions::merge_tools(&skill_md.frontmatter.requires_tools, &sidecar_tools);
     let verdict = report.verdict;
     Ok(Prepared {
+        requires_tools,
         slug: skill_md.frontmatter.name.clone(),
         description: skill_md.frontmatter.description.clone(),
         content,

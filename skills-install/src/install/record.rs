@@ -112,6 +112,7 @@ pub(crate) fn content_update(
         description: Some(Some(prepared.description.clone())),
         content: Some(prepared.content.clone()),
         version: Some(Some(prepared.version.clone())),
+        requires_tools: Some(prepared.requires_tools.clone()),
         enabled: Some(enabled),
         metadata: Some(metadata),
         trust_level: Some(Some(prepared.trust.as_str().to_owned())),

@@ -55,6 +55,11 @@ pub struct SkillCandidate {
     /// [`Task::requested_skills`](super::Task) request naming it still runs it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub manual_only: bool,
+    /// Globs of the files the skill applies to (Claude Code's `paths`); empty: everywhere.
+    /// Automatic selection chooses a limited skill only for a task whose
+    /// [`Task::files`](super::Task) match; a request naming it still runs it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
 }
 
 fn phrases<I, S>(items: I) -> Vec<String>
@@ -130,6 +135,29 @@ impl SkillCandidate {
         !self.is_deprecated() && !self.manual_only
     }
 
+    /// Limits the skill to files matching `globs` (see [`paths`](Self::paths); blank ones
+    /// dropped).
+    pub fn paths<I, S>(mut self, globs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.paths = phrases(globs);
+        self
+    }
+
+    /// Whether the skill applies to a task working on `files`: always without
+    /// [`paths`](Self::paths), else when one of the files matches one of them.
+    pub fn applies_to_files(&self, files: &[String]) -> bool {
+        skills_core::extensions::paths_apply(&self.paths, files)
+    }
+
+    /// Whether automatic selection may choose it for `task`: [auto-selectable](Self::auto_selectable)
+    /// and [applying](Self::applies_to_files) to the task's files.
+    pub fn auto_selectable_for(&self, task: &super::Task) -> bool {
+        self.auto_selectable() && self.applies_to_files(&task.files)
+    }
+
     /// Sets the category (a blank one clears it).
     pub fn category(mut self, category: impl Into<String>) -> Self {
         let category = category.into().trim().to_owned();
@@ -172,6 +200,9 @@ impl SkillCandidate {
             triggers,
             status: skill.status(),
             manual_only: !skill.model_invocable(),
+            paths: front
+                .map(|f| phrases(f.claude_code().paths))
+                .unwrap_or_default(),
             category: front
                 .and_then(|f| f.category.as_deref())
                 .map(str::trim)
@@ -194,6 +225,7 @@ impl From<&ResolvedSkill> for SkillCandidate {
             status: skill.status,
             category: Some(skill.category.trim().to_owned()).filter(|c| !c.is_empty()),
             manual_only: !skill.model_invocable,
+            paths: Vec::new(),
         }
     }
 }

@@ -265,13 +265,14 @@ impl FallbackSelector {
         })
     }
 
-    /// Every candidate that scored, highest score first, ties by id. Deprecated candidates
-    /// and those invoked only by name are left out: the fallback never picks one on its own.
+    /// Every candidate that scored, highest score first, ties by id. Deprecated candidates,
+    /// those invoked only by name and those limited to paths the task's files do not match
+    /// are left out: the fallback never picks one on its own.
     pub fn rank(&self, task: &Task, candidates: &[SkillCandidate]) -> Vec<ScoredSkill> {
         let task_terms = terms(&task.text());
         let mut scored: Vec<ScoredSkill> = candidates
             .iter()
-            .filter(|c| c.auto_selectable())
+            .filter(|c| c.auto_selectable_for(task))
             .filter_map(|c| self.score(&task_terms, c))
             .collect();
         scored.sort_by(|a, b| {

@@ -304,7 +304,9 @@ impl SkillSelector {
         if !task.requested_skills.is_empty() {
             return self.requested(agent_type, task, candidates);
         }
-        let available = self.available(agent_type, candidates);
+        let mut available = self.available(agent_type, candidates);
+        // Skills limited to some paths only where the task's files match them.
+        available.retain(|c| c.applies_to_files(&task.files));
         if available.is_empty() {
             return Ok(Selection {
                 analysis: SkillAnalysis::default(),

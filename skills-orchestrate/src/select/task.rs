@@ -48,6 +48,10 @@ pub struct Task {
     /// skills on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub research_query: Option<String>,
+    /// The files the task works on (relative, `/`-separated). A skill limited to some paths
+    /// (Claude Code's `paths`) is chosen automatically only when one of these matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }
 
 impl Task {
@@ -111,6 +115,23 @@ impl Task {
             }
         }
         self.requested_skills = requested;
+        self
+    }
+
+    /// Sets the files the task works on (blank ones dropped, a leading `./` removed).
+    pub fn files<I, S>(mut self, files: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.files = files
+            .into_iter()
+            .map(|f| {
+                let f = f.into();
+                f.trim().trim_start_matches("./").to_owned()
+            })
+            .filter(|f| !f.is_empty())
+            .collect();
         self
     }
 
