@@ -823,3 +823,95 @@ async fn a_decision_that_cannot_be_audited_is_an_error() {
     let approved = step("x").with_approval(StepApproval::new("x", "alice"));
     assert!(gate.check(&approved).await.is_err());
 }
+
+/// With a permission store, the approvals the gate asks for are records: pending when asked
+/// (and still there after a restart), approved by whoever's yes let the step run, refused
+/// when the host reports a refusal; the console lists what waits.
+#[tokio::test]
+async fn approvals_the_gate_asks_for_are_kept_as_records_that_survive_a_restart() {
+    use skills::store::PermissionStore;
+    use skills::store::approvals::ApprovalStatus;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gate.sqlite3");
+    let tenant = TenantId::new("acme");
+    let rule = PermissionRule::new("needs-ok", Scope::Organization, Target::Skill("pdf".into()))
+        .requires_approval(true, Vec::<String>::new());
+    let gate = |store: Arc<skills::sqlite::SqliteStore>| {
+        let clock = ManualClock::new(1_000_000);
+        let permissions = Permissions::new(clock.clone()).with_store(store);
+        permissions.set_rules(&tenant, vec![rule.clone()]);
+        PolicyGate::new(
+            Arc::new(permissions),
+            Arc::new(InMemoryRateLimiter::new()),
+            Autonomy::new(Arc::new(InMemoryTrustStore::new()), clock.clone()),
+            AuditTrail::in_memory(),
+            clock,
+        )
+    };
+
+    let store = Arc::new(skills::sqlite::SqliteStore::open(&path).await.unwrap());
+    let first = gate(store.clone());
+    for id in ["e1", "e2"] {
+        assert!(matches!(
+            first.check(&step(id)).await.unwrap(),
+            Decision::AskApproval { .. }
+        ));
+    }
+    // Asking again for the same execution keeps one pending record.
+    first.check(&step("e1")).await.unwrap();
+    let pending = store
+        .list_approvals(&tenant, Some(ApprovalStatus::Pending))
+        .await
+        .unwrap();
+    let ids: Vec<&str> = pending.iter().map(|a| a.execution_id.as_str()).collect();
+    assert_eq!(ids, ["e1", "e2"]);
+    assert_eq!(
+        (
+            pending[0].requested_by.as_str(),
+            pending[0].skill_id.as_str()
+        ),
+        ("alice", "pdf")
+    );
+    assert_eq!(pending[0].rule.as_deref(), Some("needs-ok"));
+    drop((first, store));
+
+    // A restart: the store reopened, a new gate; what waited still waits.
+    let store = Arc::new(skills::sqlite::SqliteStore::open(&path).await.unwrap());
+    let second = gate(store.clone());
+    assert_eq!(
+        store
+            .list_approvals(&tenant, Some(ApprovalStatus::Pending))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    let approved = step("e1").with_approval(StepApproval::new("e1", "bob"));
+    assert!(matches!(
+        second.check(&approved).await.unwrap(),
+        Decision::Allow { .. }
+    ));
+    let e1 = store.get_approval(&tenant, "e1").await.unwrap().unwrap();
+    assert_eq!(e1.status, ApprovalStatus::Approved);
+    assert_eq!(e1.decided_by.as_deref(), Some("bob"));
+    second
+        .record_refusal(&step("e2"), Some("carol"))
+        .await
+        .unwrap();
+    let e2 = store.get_approval(&tenant, "e2").await.unwrap().unwrap();
+    assert_eq!(
+        (e2.status, e2.decided_by.as_deref()),
+        (ApprovalStatus::Refused, Some("carol"))
+    );
+    // A refusal reported twice, or for a step nobody asked about, changes nothing.
+    second.record_refusal(&step("e2"), None).await.unwrap();
+    second.record_refusal(&step("e9"), None).await.unwrap();
+    assert!(
+        store
+            .list_approvals(&tenant, Some(ApprovalStatus::Pending))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

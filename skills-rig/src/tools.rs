@@ -343,6 +343,10 @@ impl SkillTools {
         let by = match approver.approve(&prompt).await {
             ApprovalAnswer::Approved { by } => by,
             _ => {
+                // The gate's approval record (when it keeps them) shows the refusal.
+                if let Err(e) = self.gate.record_refusal(&request, None).await {
+                    return Err(check_failed(&e));
+                }
                 return Err(ToolExecutionError::refused(format!(
                     "skill `{}`: approval refused ({reason})",
                     skill.id

@@ -46,6 +46,9 @@ contracts!(permissions:
     validation,
     tenant_isolation,
     concurrent_puts_are_not_lost,
+    approvals_are_asked_once_and_decided_once,
+    approvals_are_validated_and_kept_per_tenant,
+    racing_decisions_decide_once,
 );
 
 contracts!(skills:

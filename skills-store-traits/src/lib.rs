@@ -15,7 +15,7 @@
 //! | [`MemoryStore`] | agent memory: episodes, facts, procedures, preferences |
 //! | [`PackageStore`] | installed packages: versions with their content, the current one, deprecation, approval, ratings |
 //! | [`LearningStore`] | executed skill sequences and the learning patterns found in them |
-//! | [`PermissionStore`] | permission rules (seed 003 `ExtensionPermission`), per tenant, with revisions |
+//! | [`PermissionStore`] | permission rules (seed 003 `ExtensionPermission`), per tenant, with revisions; approval requests and their decisions ([`approvals`]) |
 //!
 //! Every record belongs to a tenant ([`TenantId`]), and the records of per-user tables to a
 //! user ([`UserScope`]); no call reads or changes another tenant's or user's records.
@@ -42,6 +42,7 @@
 #[macro_use]
 mod words;
 
+pub mod approvals;
 pub mod audit;
 pub mod cache;
 pub mod error;

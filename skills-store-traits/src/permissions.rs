@@ -11,6 +11,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::approvals::{ApprovalRecord, ApprovalStatus, NewApproval};
 use crate::error::{Error, Result, Violation};
 use crate::tenancy::TenantId;
 use crate::time::Timestamp;
@@ -124,6 +125,13 @@ pub fn check_rules(rules: &[(String, serde_json::Value)]) -> Result<()> {
 /// `created_at` and adding one to the revision; lists are ordered by id (bytewise);
 /// `replace_rules` is atomic (all or nothing; ids it no longer names are deleted, the
 /// revisions of ids it keeps go on counting); a tenant never sees another's rules.
+///
+/// Approvals (checked by the same suite): `request_approval` validates with
+/// [`check_approval`](crate::approvals::check_approval) and creates a pending record keyed by
+/// execution, or returns the pending one already there (a decided one is a conflict);
+/// `decide_approval` moves a pending record to approved or refused exactly once (atomically:
+/// of two racing decisions one wins, the other is a conflict; an unknown execution is not
+/// found); lists are ordered by request time, then execution id, optionally by status.
 #[async_trait]
 pub trait PermissionStore: Send + Sync {
     /// Creates or replaces the rule `id`.
@@ -145,4 +153,31 @@ pub trait PermissionStore: Send + Sync {
         tenant: &TenantId,
         rules: Vec<(String, serde_json::Value)>,
     ) -> Result<Vec<PermissionRecord>>;
+    /// Asks for an approval: a pending record, or the pending one already asked for the same
+    /// execution.
+    async fn request_approval(
+        &self,
+        tenant: &TenantId,
+        approval: NewApproval,
+    ) -> Result<ApprovalRecord>;
+    /// Decides the pending approval of `execution_id`: approved or refused, by `by`.
+    async fn decide_approval(
+        &self,
+        tenant: &TenantId,
+        execution_id: &str,
+        approved: bool,
+        by: Option<&str>,
+    ) -> Result<ApprovalRecord>;
+    /// The approval of one execution.
+    async fn get_approval(
+        &self,
+        tenant: &TenantId,
+        execution_id: &str,
+    ) -> Result<Option<ApprovalRecord>>;
+    /// The tenant's approvals (those with `status`, when given), oldest request first.
+    async fn list_approvals(
+        &self,
+        tenant: &TenantId,
+        status: Option<ApprovalStatus>,
+    ) -> Result<Vec<ApprovalRecord>>;
 }

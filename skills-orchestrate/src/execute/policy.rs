@@ -103,6 +103,10 @@ impl Executor {
         let by = match answer {
             ApprovalAnswer::Approved { by } => by,
             ApprovalAnswer::Refused => {
+                // The approval record (when the gate keeps them) shows the refusal.
+                gate.record_refusal(&request, None)
+                    .await
+                    .map_err(gate_failed)?;
                 return Err(denied(trace, format!("approval refused: {reason}")));
             }
         };

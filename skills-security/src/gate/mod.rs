@@ -78,6 +78,7 @@ use crate::permissions::{
 };
 use crate::trust::{Clearance, RegulatedApproval, TrustLevel};
 
+mod approvals;
 mod tool_call;
 
 pub use tool_call::ToolCallRequest;
@@ -495,6 +496,7 @@ impl PolicyGate {
             decision = rate_denial(limit, retry_at);
         }
         self.audit(step, &decision).await?;
+        self.record_approval(step, &decision).await?;
         Ok(decision)
     }
 

@@ -11,6 +11,7 @@
 //! working memory, as seed 002 section 2 declares.
 //!
 //! Version 8 adds `permission_rules` (seed 003's `ExtensionPermission`, stored as JSON).
+//! Version 9 adds `approvals` (approval requests and their decisions).
 //!
 //! Version 7 rebuilds `skill_working_memory` so a step's status may also be `denied`,
 //! `skipped` or `cancelled` (every step of a run leaves an entry saying what became of it).
@@ -41,10 +42,30 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     MEMORY_CLASSES,
     STEP_OUTCOMES,
     PERMISSION_RULES,
+    APPROVALS,
 ];
 
 /// The schema version this crate writes.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Version 9: approval requests and their decisions, one per (tenant, execution).
+const APPROVALS: &str = r#"
+CREATE TABLE approvals (
+    tenant_id      TEXT NOT NULL,
+    execution_id   TEXT NOT NULL,
+    skill_id       TEXT NOT NULL,
+    requested_by   TEXT NOT NULL,
+    reason         TEXT NOT NULL,
+    approver_roles TEXT NOT NULL CHECK (json_valid(approver_roles) AND json_type(approver_roles) = 'array'),
+    rule           TEXT,
+    status         TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'refused')),
+    decided_by     TEXT,
+    requested_at   INTEGER NOT NULL,
+    decided_at     INTEGER,
+    PRIMARY KEY (tenant_id, execution_id)
+) WITHOUT ROWID;
+CREATE INDEX approvals_by_time ON approvals (tenant_id, requested_at, execution_id);
+"#;
 
 /// Version 8: permission rules (seed 003 `ExtensionPermission`), one JSON object per
 /// (tenant, id), with a revision counted up on every write.

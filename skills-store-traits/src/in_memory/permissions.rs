@@ -3,7 +3,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
-use crate::error::Result;
+use crate::approvals::{
+    ApprovalRecord, ApprovalStatus, NewApproval, check_approval, check_decider,
+};
+use crate::error::{Error, Result};
 use crate::permissions::{PermissionRecord, PermissionStore, check_rule, check_rules};
 use crate::tenancy::TenantId;
 use crate::time::{Clock, SystemClock};
@@ -16,6 +19,7 @@ use super::lock;
 pub struct InMemoryPermissionStore {
     clock: Arc<dyn Clock>,
     tenants: RwLock<HashMap<TenantId, BTreeMap<String, PermissionRecord>>>,
+    approvals: RwLock<HashMap<TenantId, BTreeMap<String, ApprovalRecord>>>,
 }
 
 impl InMemoryPermissionStore {
@@ -29,6 +33,7 @@ impl InMemoryPermissionStore {
         InMemoryPermissionStore {
             clock,
             tenants: RwLock::new(HashMap::new()),
+            approvals: RwLock::new(HashMap::new()),
         }
     }
 }
@@ -94,5 +99,78 @@ impl PermissionStore for InMemoryPermissionStore {
         let out = new.values().cloned().collect();
         tenants.insert(tenant.clone(), new);
         Ok(out)
+    }
+
+    async fn request_approval(
+        &self,
+        tenant: &TenantId,
+        approval: NewApproval,
+    ) -> Result<ApprovalRecord> {
+        check_approval(&approval)?;
+        let now = self.clock.now();
+        let mut approvals = lock::write(&self.approvals)?;
+        let records = approvals.entry(tenant.clone()).or_default();
+        match records.get(&approval.execution_id) {
+            Some(existing) if existing.status == ApprovalStatus::Pending => Ok(existing.clone()),
+            Some(existing) => Err(Error::conflict("approval", existing.execution_id.clone())),
+            None => {
+                let record = ApprovalRecord::requested(tenant, approval, now);
+                records.insert(record.execution_id.clone(), record.clone());
+                Ok(record)
+            }
+        }
+    }
+
+    async fn decide_approval(
+        &self,
+        tenant: &TenantId,
+        execution_id: &str,
+        approved: bool,
+        by: Option<&str>,
+    ) -> Result<ApprovalRecord> {
+        check_decider(by)?;
+        let now = self.clock.now();
+        let mut approvals = lock::write(&self.approvals)?;
+        let record = approvals
+            .get_mut(tenant)
+            .and_then(|records| records.get_mut(execution_id))
+            .ok_or_else(|| Error::not_found("approval", execution_id))?;
+        let decided = record.clone().decide(approved, by, now)?;
+        *record = decided.clone();
+        Ok(decided)
+    }
+
+    async fn get_approval(
+        &self,
+        tenant: &TenantId,
+        execution_id: &str,
+    ) -> Result<Option<ApprovalRecord>> {
+        let approvals = lock::read(&self.approvals)?;
+        Ok(approvals
+            .get(tenant)
+            .and_then(|records| records.get(execution_id))
+            .cloned())
+    }
+
+    async fn list_approvals(
+        &self,
+        tenant: &TenantId,
+        status: Option<ApprovalStatus>,
+    ) -> Result<Vec<ApprovalRecord>> {
+        let approvals = lock::read(&self.approvals)?;
+        let mut list: Vec<ApprovalRecord> = approvals
+            .get(tenant)
+            .map(|records| {
+                records
+                    .values()
+                    .filter(|r| status.is_none_or(|s| r.status == s))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        list.sort_by(|a, b| {
+            (a.requested_at, &a.execution_id).cmp(&(b.requested_at, &b.execution_id))
+        });
+        Ok(list)
     }
 }

@@ -83,6 +83,12 @@ impl Permissions {
         self
     }
 
+    /// The store rules persist in (and the gate keeps approval records in), when there is
+    /// one.
+    pub fn store(&self) -> Option<&Arc<dyn PermissionStore>> {
+        self.store.as_ref()
+    }
+
     /// The same caching for `millis` (0: no caching).
     pub fn with_ttl(mut self, millis: i64) -> Permissions {
         self.ttl = millis;
