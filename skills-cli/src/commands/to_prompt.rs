@@ -60,7 +60,12 @@ pub fn run(args: &ToPromptArgs, out: Output) -> Result<Status> {
     out.text(&format!("{xml}\n"));
     out.json(&JsonPrompt {
         prompt: &xml,
-        skills: skills.iter().map(Skill::name).collect(),
+        // The names the block lists (skills the model may not pick are left out of it).
+        skills: skills
+            .iter()
+            .filter(|s| s.model_invocable())
+            .map(Skill::name)
+            .collect(),
     });
     Ok(Status::Ok)
 }
