@@ -587,3 +587,141 @@ fn hostile_arguments_never_panic() {
         assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     }
 }
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 answering fixed routes (one request per connection),
+/// standing in for an npm registry; `routes` gets the server's base URL. Returns it.
+fn serve(routes: impl FnOnce(&str) -> Vec<(String, Vec<u8>)>) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let routes = routes(&url);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let text = String::from_utf8_lossy(&request);
+            let path = text.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let (status, body) = routes
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map_or((404, b"not found".to_vec()), |(_, b)| (200, b.clone()));
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    url
+}
+
+/// `tar -czf` of `dir`'s entry `name`, as an npm tarball or an archive would hold it.
+fn tar_gz(dir: &Path, name: &str) -> Vec<u8> {
+    let out = dir.join(format!("{name}.tar.gz"));
+    let status = Command::new("tar")
+        .args(["-C", s(dir), "-czf", s(&out), name])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn install_from_a_tarball_and_from_an_npm_registry() {
+    let home = tempdir();
+    let root = tempdir();
+    let store = root.path().join("skills.db");
+
+    // A .tar.gz of the skill directory.
+    hello_skill(root.path(), "greeter");
+    let bytes = tar_gz(root.path(), "greeter");
+    let archive = root.path().join("archive/greeter.tar.gz");
+    write(&archive, "");
+    std::fs::write(&archive, &bytes).unwrap();
+    let run = skills_in(
+        home.path(),
+        &["--store", s(&store), "--json", "install", s(&archive)],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["slug"], "greeter");
+
+    // npm: metadata, then the tarball checked against its sha512 integrity.
+    let package = root.path().join("npm");
+    write(
+        &package.join("package/SKILL.md"),
+        "---\nname: notes\ndescription: Keeps short notes for the user.\nmetadata:\n  version: 2.0.0\n---\nWrite notes.\n",
+    );
+    let tarball = tar_gz(&package, "package");
+    let integrity = skills_install::digest::npm_integrity(&tarball);
+    let registry = |integrity: String| {
+        let tarball = tarball.clone();
+        serve(move |base| {
+            let metadata = serde_json::json!({
+                "name": "notes",
+                "dist-tags": {"latest": "2.0.0"},
+                "versions": {"2.0.0": {"dist": {
+                    "tarball": format!("{base}/notes/-/notes-2.0.0.tgz"),
+                    "integrity": integrity}}}
+            });
+            vec![
+                ("/notes".to_owned(), metadata.to_string().into_bytes()),
+                ("/notes/-/notes-2.0.0.tgz".to_owned(), tarball),
+            ]
+        })
+    };
+    let honest = registry(integrity);
+    let run = skills_in(
+        home.path(),
+        &[
+            "--store",
+            s(&store),
+            "--json",
+            "install",
+            "npm:notes",
+            "--npm-registry",
+            &honest,
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let installed = run.json();
+    assert_eq!(installed["slug"], "notes");
+    assert_eq!(installed["version"], "2.0.0");
+    assert_eq!(installed["trust_level"], "community");
+
+    // A registry whose tarball does not match its integrity: refused (3), nothing stored.
+    let lying = registry(skills_install::digest::npm_integrity(b"other"));
+    let other_store = root.path().join("other.db");
+    let run = skills_in(
+        home.path(),
+        &[
+            "--store",
+            s(&other_store),
+            "install",
+            "npm:notes",
+            "--npm-registry",
+            &lying,
+        ],
+    );
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    let run = skills_in(home.path(), &["--store", s(&other_store), "--json", "list"]);
+    assert_eq!(run.json()["skills"].as_array().unwrap().len(), 0);
+
+    let run = skills_in(home.path(), &["--store", s(&store), "--json", "list"]);
+    let listed = run.json();
+    let sources: Vec<&str> = listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources.len(), 2);
+    assert!(sources[1].starts_with("npm:"), "{sources:?}");
+}
