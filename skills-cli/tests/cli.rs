@@ -725,3 +725,85 @@ fn install_from_a_tarball_and_from_an_npm_registry() {
     assert_eq!(sources.len(), 2);
     assert!(sources[1].starts_with("npm:"), "{sources:?}");
 }
+
+/// Runs `skills` under `script(1)`, which gives it a pseudo-terminal for standard input,
+/// typing `answer`. `None` (skipped) where `script` is missing, except under CI.
+fn skills_on_a_terminal(home: &Path, args: &[&str], answer: &str) -> Option<Run> {
+    if !Path::new("/usr/bin/script").exists() {
+        assert!(
+            !isolation_required(),
+            "script(1) (bsdutils) is required here to give the command a terminal"
+        );
+        eprintln!("SKIPPED: script(1) is missing, so no terminal can be given");
+        return None;
+    }
+    let mut command = String::from(env!("CARGO_BIN_EXE_skills"));
+    for arg in args {
+        command.push_str(&format!(" '{}'", arg.replace('\'', r"'\''")));
+    }
+    let mut child = Command::new("/usr/bin/script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("SKILLS_STORE")
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(answer.as_bytes()).unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    Some(Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+#[test]
+fn run_asks_on_a_terminal_with_seed_004s_options() {
+    let home = tempdir();
+    let root = tempdir();
+    let skill = hello_skill(root.path(), "greeter");
+    let args = ["--json", "run", s(&skill), "scripts/hi.sh"];
+    let result = |run: &Run| -> Value {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("{\"decision\""))
+            .unwrap_or_else(|| panic!("no result in {:?}", run.stdout));
+        serde_json::from_str(line.trim()).unwrap()
+    };
+    // Enter alone, or anything but a yes: the default, no.
+    for answer in ["\n", "n\n", "yess\n"] {
+        let Some(run) = skills_on_a_terminal(home.path(), &args, answer) else {
+            return;
+        };
+        assert!(
+            run.stdout
+                .contains("[y] yes once   [s] yes in this session   [N] no (default)"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("scripts/hi.sh with bash"),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(run.code, 3, "{answer:?}: {}", run.stdout);
+        assert_eq!(result(&run)["decision"], "declined");
+    }
+    for (answer, decision) in [("y\n", "approved_once"), ("s\n", "approved_for_session")] {
+        let run = skills_on_a_terminal(home.path(), &args, answer).unwrap();
+        let value = result(&run);
+        assert_eq!(value["decision"], decision, "{value}");
+        match value["status"].as_str() {
+            Some("success") => assert_eq!((run.code, value["stdout"].as_str()), (0, Some("hi\n"))),
+            Some("sandbox_unavailable") if !isolation_required() => {}
+            other => panic!("unexpected {other:?}: {value}"),
+        }
+    }
+}
