@@ -45,9 +45,12 @@ pub async fn serve(args: &ServeArgs, global: &Global, _out: Output) -> Result<St
 
 /// `skills install --mcp URL`.
 ///
-/// To wire in: install through `skills-mcp`'s MCP `SkillSource` with the same
-/// `skills_install::Installer` as `crate::commands::install` builds (an MCP origin is
-/// `community` unless trusted), printing the same lines.
+/// To wire in: open the store (`crate::store::open(&crate::store::store_path(global))`),
+/// build `crate::commands::install::installer(&store)`, and for each skill the server
+/// lists call `Installer::install` with `skills-mcp`'s MCP `SkillSource` (an MCP origin is
+/// `community` unless trusted) and the scope
+/// `UserScope::new(crate::store::tenant(global)?, crate::commands::install::user())`,
+/// printing each with `crate::commands::install::print_installed`.
 pub async fn install_from_mcp(
     url: &str,
     _args: &InstallArgs,

@@ -193,7 +193,9 @@ pub fn user() -> String {
         .unwrap_or_else(|| "cli".to_owned())
 }
 
-fn installer(store: &SqliteStore) -> Installer {
+/// The installer over the SQLite store (skills, packages and audit trail in one file); the
+/// MCP install source uses the same one.
+pub(crate) fn installer(store: &SqliteStore) -> Installer {
     Installer::builder(
         Arc::new(store.clone()),
         Arc::new(store.clone()),
@@ -220,6 +222,25 @@ fn describe(installed: &Installed) -> String {
         line.push_str(&format!("    warning: {warning}\n"));
     }
     line
+}
+
+/// Prints one installed skill: a JSON line under `--json`, else a line of text (shared with
+/// the MCP install source).
+pub(crate) fn print_installed(out: Output, installed: &Installed) {
+    out.json(&JsonInstalled {
+        name: &installed.skill.name,
+        slug: &installed.skill.slug,
+        version: &installed.version.version,
+        trust_level: installed.trust_level.as_str(),
+        digest: &installed.digest,
+        verdict: installed.report.verdict,
+        score: installed.report.score,
+        enabled: installed.skill.enabled,
+        needs_approval: installed.needs_approval,
+        warnings: installed.warnings.iter().map(|w| w.to_string()).collect(),
+        audit_sequence: installed.audit_sequence,
+    });
+    out.text(&describe(installed));
 }
 
 /// Installs every skill the source names; the worst status of them.
@@ -257,20 +278,7 @@ pub async fn run(args: &InstallArgs, global: &Global, out: Output) -> Result<Sta
                 if installed.needs_approval {
                     status = status.max(Status::Denied);
                 }
-                out.json(&JsonInstalled {
-                    name: &installed.skill.name,
-                    slug: &installed.skill.slug,
-                    version: &installed.version.version,
-                    trust_level: installed.trust_level.as_str(),
-                    digest: &installed.digest,
-                    verdict: installed.report.verdict,
-                    score: installed.report.score,
-                    enabled: installed.skill.enabled,
-                    needs_approval: installed.needs_approval,
-                    warnings: installed.warnings.iter().map(|w| w.to_string()).collect(),
-                    audit_sequence: installed.audit_sequence,
-                });
-                bar.suspend(|| out.text(&describe(&installed)));
+                bar.suspend(|| print_installed(out, &installed));
             }
             Err(e) if single => return Err(e.into()),
             Err(e) => {
