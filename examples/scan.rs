@@ -18,12 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde::Serialize;
-use skills::security::scan::{ScanFinding, ScanReport, Scanner, Verdict};
+use skills::security::scan::{ScanFinding, ScanReport, Scanner, Verdict, find_skills};
 
 const USAGE: &str = "usage: scan [--json] [--fail-on review|block] PATH...";
-
-/// How deep a tree is searched for skills.
-const MAX_DEPTH: usize = 12;
 
 struct Args {
     json: bool,
@@ -74,45 +71,6 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
         return Err("no PATH given".to_owned());
     }
     Ok(Some(parsed))
-}
-
-/// Every skill under `path`: the path itself when it is a file or a skill directory, else
-/// each directory below it holding a `SKILL.md` or `skill.json` (not descending further).
-fn find_skills(path: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![(path.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
-        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
-            continue;
-        };
-        if !meta.is_dir() || is_skill_dir(&dir) {
-            if meta.is_file() || meta.is_dir() {
-                out.push(dir);
-            }
-            continue;
-        }
-        if depth >= MAX_DEPTH {
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut children: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|e| e.file_name() != ".git")
-            .map(|e| e.path())
-            .collect();
-        children.sort();
-        stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
-    }
-    out
-}
-
-fn is_skill_dir(dir: &Path) -> bool {
-    ["SKILL.md", "skill.json"]
-        .iter()
-        .any(|f| std::fs::symlink_metadata(dir.join(f)).is_ok_and(|m| m.is_file()))
 }
 
 #[derive(Serialize)]

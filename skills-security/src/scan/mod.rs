@@ -38,6 +38,7 @@ mod behaviour;
 mod blobs;
 mod context;
 mod dir;
+mod find;
 mod installers;
 mod known;
 mod mcp;
@@ -55,6 +56,7 @@ mod weigh;
 
 use std::path::Path;
 
+pub use find::{MAX_FIND_DEPTH, find_skills, is_skill_dir};
 pub use known::KNOWN_SKILLS;
 pub use report::{Category, FindingContext, ScanFinding, ScanReport, Severity, Verdict};
 pub use score::{BLOCK_SCORE, REVIEW_SCORE};

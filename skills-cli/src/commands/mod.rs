@@ -1,0 +1,9 @@
+//! One module per subcommand; each returns the exit status of its work or an error.
+
+pub mod audit;
+pub mod install;
+pub mod list;
+pub mod run;
+pub mod scan;
+pub mod to_prompt;
+pub mod validate;

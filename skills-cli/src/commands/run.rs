@@ -1,0 +1,253 @@
+//! `skills run`: one script a skill references, through approval and the process sandbox
+//! (`skills-security`'s `ScriptRunner::run_referenced`).
+//!
+//! Threat: running a script its skill never mentions, a script nobody approved, or an
+//! installed skill that is disabled; a stored skill's files altered on disk. Guarantee:
+//! only a script the skill's `SKILL.md` references runs, only after an approval (the
+//! terminal prompt, or `--approve-all-scripts`; without a terminal the answer is no), only
+//! inside the sandbox configured for the skill's trust level (an installed skill's stored
+//! level; `--trust`, default `community`, for a directory); a disabled skill does not run;
+//! an installed skill runs from a fresh copy written from the store.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skills_catalog::Materializer;
+use skills_core::{LoadOptions, load_skill_dir};
+use skills_security::sandbox::Status as SandboxStatus;
+use skills_security::{
+    Approvals, Outcome, ProcessSandbox, SandboxConfig, ScriptInput, ScriptReport, ScriptRunner,
+    SessionScope, TrustLevel,
+};
+use skills_store_traits::SkillStore;
+
+use crate::approval;
+use crate::cli::{Global, RunArgs, TrustArg};
+use crate::error::{CliError, Result, Status};
+use crate::output::Output;
+use crate::store;
+
+/// A directory removed when dropped (the copy of an installed skill).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("skills-run-{}-{nanos:x}", std::process::id()));
+        // Readable by the sandbox's unprivileged uid (root hosts drop to a fresh one);
+        // `create` fails rather than reuse an existing path.
+        std::fs::DirBuilder::new()
+            .mode(0o755)
+            .create(&path)
+            .map_err(|source| CliError::Io {
+                action: "create a directory for the skill",
+                path: path.clone(),
+                source,
+            })?;
+        Ok(TempDir(path))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn trust_of(arg: TrustArg) -> TrustLevel {
+    match arg {
+        TrustArg::Core => TrustLevel::Core,
+        TrustArg::Verified => TrustLevel::Verified,
+        TrustArg::User => TrustLevel::User,
+        TrustArg::Community => TrustLevel::Community,
+    }
+}
+
+/// The skill's directory and trust level: a directory as given, or an installed skill
+/// written out from the store.
+async fn locate(
+    args: &RunArgs,
+    global: &Global,
+    copy: &mut Option<TempDir>,
+) -> Result<(PathBuf, TrustLevel)> {
+    let as_path = Path::new(&args.skill);
+    if as_path.is_dir() {
+        return Ok((as_path.to_path_buf(), trust_of(args.trust)));
+    }
+    let tenant = store::tenant(global)?;
+    let path = store::store_path(global);
+    let Some(store) = store::open_existing(&path).await? else {
+        return Err(CliError::Skill(format!(
+            "`{}` is neither a directory nor installed (no store at {})",
+            args.skill,
+            path.display()
+        )));
+    };
+    let Some(record) = store.find_skill_by_slug(&tenant, &args.skill).await? else {
+        return Err(CliError::Skill(format!(
+            "`{}` is neither a directory nor an installed skill",
+            args.skill
+        )));
+    };
+    if !record.enabled {
+        return Err(CliError::Disabled(record.slug));
+    }
+    let dir = TempDir::new()?;
+    let materialized = Materializer::new(dir.0.join("skills"))
+        .materialize(&store, &tenant, &record.id)
+        .await?;
+    *copy = Some(dir);
+    Ok((
+        materialized.path,
+        TrustLevel::of_skill(record.trust_level.as_deref()),
+    ))
+}
+
+/// Runs the script; see the module docs. Status 0 when it ran and succeeded, 1 when it ran
+/// and failed (or hit a limit), 3 when it was not approved or not allowed, 4 when the
+/// sandbox is unavailable here.
+pub async fn run(args: &RunArgs, global: &Global, out: Output) -> Result<Status> {
+    let mut copy = None;
+    let (dir, trust) = locate(args, global, &mut copy).await?;
+    let report = load_skill_dir(&dir, &LoadOptions::default());
+    let Some(skill) = report.skill else {
+        let problems: Vec<String> = report.diagnostics.iter().map(|d| d.to_string()).collect();
+        return Err(CliError::Skill(format!(
+            "`{}` is not a valid skill: {}",
+            args.skill,
+            problems.join("; ")
+        )));
+    };
+    let Some(skill_md) = skill.skill_md() else {
+        return Err(CliError::Skill(format!("`{}` has no SKILL.md", args.skill)));
+    };
+    let instructions = skill_md.to_markdown();
+    let files: Vec<String> = skill.files().iter().map(|f| f.path.clone()).collect();
+    let sandbox = ProcessSandbox::new();
+    let approvals = Approvals::new(approval::channel(args.approve_all_scripts))
+        .timeout(Duration::from_secs(args.approval_timeout));
+    let config = match args.timeout {
+        Some(secs) => SandboxConfig::for_trust(trust).with_timeout(Duration::from_secs(secs)),
+        None => SandboxConfig::for_trust(trust),
+    };
+    let input = ScriptInput::new().args(args.args.iter().cloned());
+    let runner = ScriptRunner::new(
+        &sandbox,
+        &approvals,
+        SessionScope::new(global.tenant.clone(), "skills-cli"),
+        trust,
+        std::env::temp_dir(),
+    )
+    .config(config);
+    let result = runner
+        .run_referenced(
+            skill.name(),
+            skill.dir(),
+            &instructions,
+            &files,
+            &args.script,
+            &input,
+        )
+        .await;
+    drop(copy);
+    let (status, value) = match result {
+        Ok(report) => describe(&report, trust),
+        Err(rendered) => (
+            Status::Denied,
+            json!({"status": "unreferenced_script", "detail": rendered, "trust_level": trust.as_str()}),
+        ),
+    };
+    if let Some(outcome) = value.get("stdout").and_then(Value::as_str) {
+        out.text(outcome);
+    }
+    if let Some(stderr) = value.get("stderr").and_then(Value::as_str)
+        && !stderr.is_empty()
+    {
+        out.note(stderr.trim_end());
+    }
+    out.note(&summary(&value));
+    out.json(&value);
+    Ok(status)
+}
+
+/// One line for a person on standard error.
+fn summary(value: &Value) -> String {
+    let field = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut line = format!("skills: {}", field("status"));
+    for key in ["decision", "limit", "detail"] {
+        if !field(key).is_empty() {
+            line.push_str(&format!(", {key} {}", field(key)));
+        }
+    }
+    if let Some(code) = value.get("exit_code").and_then(Value::as_i64) {
+        line.push_str(&format!(", exit code {code}"));
+    }
+    line
+}
+
+/// The exit status and one flat JSON object (keys sorted) for a run.
+fn describe(report: &ScriptReport, trust: TrustLevel) -> (Status, Value) {
+    let mut value = json!({
+        "script": report.script,
+        "sha256": report.sha256,
+        "decision": report.decision.map(|d| d.as_str()),
+        "trust_level": trust.as_str(),
+    });
+    if let Some(refused) = &report.refused {
+        value["status"] = json!("refused");
+        value["detail"] = json!(refused.to_string());
+        return (Status::Denied, value);
+    }
+    let Some(outcome) = &report.outcome else {
+        value["status"] = json!("not_run");
+        return (Status::Denied, value);
+    };
+    let status = merge_outcome(&mut value, outcome);
+    (status, value)
+}
+
+fn merge_outcome(value: &mut Value, outcome: &Outcome) -> Status {
+    let (name, limit, detail, status) = match &outcome.status {
+        SandboxStatus::Success => ("success", None, None, Status::Ok),
+        SandboxStatus::Exit { .. } => ("exit", None, None, Status::Failed),
+        SandboxStatus::Signal { .. } => ("signal", None, None, Status::Failed),
+        SandboxStatus::Timeout => ("limit", Some("timeout"), None, Status::Failed),
+        SandboxStatus::CpuLimit => ("limit", Some("cpu"), None, Status::Failed),
+        SandboxStatus::MemoryLimit => ("limit", Some("memory"), None, Status::Failed),
+        SandboxStatus::FileSizeLimit => ("limit", Some("file_size"), None, Status::Failed),
+        SandboxStatus::DiskLimit => ("limit", Some("disk"), None, Status::Failed),
+        SandboxStatus::OutputLimit => ("limit", Some("output"), None, Status::Failed),
+        SandboxStatus::Refused { reason } => {
+            ("refused", None, Some(reason.clone()), Status::Denied)
+        }
+        SandboxStatus::SandboxUnavailable { reason } => (
+            "sandbox_unavailable",
+            None,
+            Some(reason.clone()),
+            Status::Io,
+        ),
+        SandboxStatus::LaunchError { reason } => {
+            ("launch_error", None, Some(reason.clone()), Status::Io)
+        }
+    };
+    value["status"] = json!(name);
+    value["limit"] = json!(limit);
+    value["detail"] = json!(detail);
+    value["exit_code"] = json!(outcome.exit_code);
+    value["signal"] = json!(outcome.signal);
+    value["tier"] = json!(outcome.tier.map(|t| t.as_str()));
+    if outcome.sha256.is_some() {
+        value["sha256"] = json!(outcome.sha256);
+    }
+    value["stdout"] = json!(outcome.stdout.text);
+    value["stdout_truncated"] = json!(outcome.stdout.truncated);
+    value["stderr"] = json!(outcome.stderr.text);
+    value["stderr_truncated"] = json!(outcome.stderr.truncated);
+    value["duration_ms"] = json!(outcome.duration.as_millis() as u64);
+    status
+}
