@@ -14,7 +14,7 @@ use skills_store_traits::Error as StoreError;
 #[non_exhaustive]
 pub enum Error {
     /// The server refused a statement, or the connection failed while one ran.
-    #[error("postgres: {operation} failed{}: {source}", code_suffix(.code.as_deref()))]
+    #[error("postgres: {operation} failed{}: {}", code_suffix(.code.as_deref()), detail(.source))]
     Postgres {
         /// The operation that failed.
         operation: &'static str,
@@ -58,6 +58,14 @@ pub enum Error {
     /// The store's background runtime could not be started or a task on it failed.
     #[error("postgres: {0}")]
     Runtime(String),
+}
+
+/// The server's message when it sent one (the client's own text is only "db error").
+fn detail(source: &tokio_postgres::Error) -> String {
+    match source.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => source.to_string(),
+    }
 }
 
 fn code_suffix(code: Option<&str>) -> String {
@@ -153,5 +161,40 @@ impl Failure {
             Failure::Pool(message) => Error::Pool { operation, message }.into(),
             Failure::Decode(message) => Error::Corrupt { operation, message }.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_stay_and_other_failures_name_the_operation() {
+        let refusal = Failure::Store(StoreError::not_found("skill", "s")).into_store("find");
+        assert!(matches!(refusal, StoreError::NotFound { .. }));
+        let pool = Failure::Pool("refused".into()).into_store("create_skill");
+        let StoreError::Backend { message, source } = pool else {
+            panic!("expected a backend error");
+        };
+        assert!(message.contains("create_skill"), "{message}");
+        let source = source.unwrap();
+        let error = source.downcast_ref::<Error>().unwrap();
+        assert_eq!(error.operation(), Some("create_skill"));
+        assert_eq!(error.code(), None);
+        let corrupt = Failure::Decode("bad".into()).into_store("list_skills");
+        assert!(corrupt.to_string().contains("does not decode"));
+    }
+
+    #[test]
+    fn open_errors_read_well() {
+        let error = Error::SchemaTooNew {
+            found: 9,
+            supported: 1,
+        };
+        assert!(error.to_string().contains("version 9, newer than the 1"));
+        assert!(matches!(
+            StoreError::from(error),
+            StoreError::Backend { .. }
+        ));
     }
 }

@@ -41,3 +41,17 @@ pub async fn open(url: &str, schema: &str, pool: usize) -> PostgresStore {
         .await
         .unwrap()
 }
+
+/// A plain connection (no store) with `schema` as its search path, for the tests that
+/// attack the database directly.
+pub async fn raw(url: &str, schema: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("SET search_path = {schema}"))
+        .await
+        .unwrap();
+    client
+}
