@@ -73,6 +73,16 @@ impl Domain {
 impl Shared {
     /// Begins a transaction for `tenant`.
     pub(crate) async fn begin(&self, tenant: &str) -> Outcome<Tx> {
+        self.start(tenant, None).await
+    }
+
+    /// Begins a transaction for `tenant` and waits for the other writers of `domain` under
+    /// `key` (the tenant, a user, a chain) to finish.
+    pub(crate) async fn begin_write(&self, tenant: &str, domain: Domain, key: &str) -> Outcome<Tx> {
+        self.start(tenant, Some((domain, key))).await
+    }
+
+    async fn start(&self, tenant: &str, lock: Option<(Domain, &str)>) -> Outcome<Tx> {
         let conn = self
             .pool
             .get()
@@ -82,22 +92,40 @@ impl Shared {
             conn: Some(conn),
             committed: false,
         };
-        tx.client()?.batch_execute("BEGIN").await?;
-        tx.execute("SELECT set_config('skills.tenant', $1, true)", &[&tenant])
+        let client = tx.client()?;
+        let set_tenant = client
+            .prepare_cached("SELECT set_config('skills.tenant', $1, true)")
             .await?;
-        Ok(tx)
-    }
-
-    /// Begins a transaction for `tenant` and waits for the other writers of `domain` under
-    /// `key` (the tenant, a user, a chain) to finish.
-    pub(crate) async fn begin_write(&self, tenant: &str, domain: Domain, key: &str) -> Outcome<Tx> {
-        let tx = self.begin(tenant).await?;
-        let lock_key = format!("{}\u{1f}{key}", tenant);
-        tx.execute(
-            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-            &[&domain.key(), &lock_key],
-        )
-        .await?;
+        let take_lock = client
+            .prepare_cached("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .await?;
+        // BEGIN, the tenant and the lock go out together (the client pipelines requests
+        // polled together, in order): one round trip to the server, not three.
+        match lock {
+            None => {
+                let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
+                let (begun, set) = futures::join!(
+                    client.batch_execute("BEGIN"),
+                    client.execute(&set_tenant, &tenant_param),
+                );
+                begun?;
+                set?;
+            }
+            Some((domain, key)) => {
+                let lock_key = format!("{tenant}\u{1f}{key}");
+                let domain_key = domain.key();
+                let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
+                let lock_params: [&(dyn ToSql + Sync); 2] = [&domain_key, &lock_key];
+                let (begun, set, locked) = futures::join!(
+                    client.batch_execute("BEGIN"),
+                    client.execute(&set_tenant, &tenant_param),
+                    client.execute(&take_lock, &lock_params),
+                );
+                begun?;
+                set?;
+                locked?;
+            }
+        }
         Ok(tx)
     }
 }

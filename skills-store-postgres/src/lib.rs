@@ -87,6 +87,7 @@ pub struct PgOptions {
     url: String,
     schema: Option<String>,
     pool_size: usize,
+    synchronous_commit: bool,
     limits: StoreLimits,
     clock: Arc<dyn Clock>,
 }
@@ -97,6 +98,7 @@ impl fmt::Debug for PgOptions {
         f.debug_struct("PgOptions")
             .field("schema", &self.schema)
             .field("pool_size", &self.pool_size)
+            .field("synchronous_commit", &self.synchronous_commit)
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -110,6 +112,7 @@ impl PgOptions {
             url: url.into(),
             schema: None,
             pool_size: 16,
+            synchronous_commit: true,
             limits: StoreLimits::default(),
             clock: Arc::new(SystemClock),
         }
@@ -126,6 +129,16 @@ impl PgOptions {
     /// Sets the number of pooled connections (at least 1).
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size.max(1);
+        self
+    }
+
+    /// Whether a commit waits for its write-ahead log record to reach the disk (the
+    /// server's `synchronous_commit`; on by default, so an acknowledged write, an audit
+    /// append included, survives a crash of the server's machine). Off trades the last
+    /// commits on a crash for speed (the database stays consistent): for bulk loads and
+    /// benchmarks' setup.
+    pub fn synchronous_commit(mut self, on: bool) -> Self {
+        self.synchronous_commit = on;
         self
     }
 
@@ -184,18 +197,31 @@ impl PostgresStore {
             url,
             schema,
             pool_size,
+            synchronous_commit,
             limits,
             clock,
         } = options;
         let mut config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| Error::Config(format!("the connection string: {e}")))?;
+        // Session settings of every pooled connection, after the URL's own.
+        let mut settings: Vec<String> = config
+            .get_options()
+            .map(str::to_owned)
+            .into_iter()
+            .collect();
         if let Some(schema) = &schema {
             if !schema::is_identifier(schema) {
                 return Err(Error::Config(format!(
                     "schema `{schema}` is not a lowercase identifier"
                 )));
             }
-            config.options(format!("-c search_path={schema}"));
+            settings.push(format!("-c search_path={schema}"));
+        }
+        if !synchronous_commit {
+            settings.push("-c synchronous_commit=off".to_owned());
+        }
+        if !settings.is_empty() {
+            config.options(settings.join(" "));
         }
         if config.get_application_name().is_none() {
             config.application_name("skills-store-postgres");
