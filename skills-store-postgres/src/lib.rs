@@ -223,6 +223,10 @@ impl PostgresStore {
         if !settings.is_empty() {
             config.options(settings.join(" "));
         }
+        // A server that never answers fails the call instead of hanging it.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
         if config.get_application_name().is_none() {
             config.application_name("skills-store-postgres");
         }
