@@ -12,7 +12,8 @@
 //! a `ROLLBACK`, and if even that cannot run it is closed (the server rolls back what a
 //! closed connection left open). No partial write is ever committed.
 
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 /// Builds a record of `skills-store-traits` (their types are `#[non_exhaustive]`, so
 /// another crate builds them through their serde form) from `"field": value` pairs, in a
@@ -91,49 +92,44 @@ impl Shared {
         let tx = Tx {
             conn: Some(conn),
             committed: false,
+            pending: Mutex::new(None),
+        };
+        let Some((domain, key)) = lock else {
+            // A reader's BEGIN and tenant go out with its first statement.
+            *tx.pending()? = Some(tenant.to_owned());
+            return Ok(tx);
         };
         let client = tx.client()?;
-        let set_tenant = client
-            .prepare_cached("SELECT set_config('skills.tenant', $1, true)")
-            .await?;
+        let set_tenant = client.prepare_cached(SET_TENANT).await?;
         let take_lock = client
             .prepare_cached("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .await?;
         // BEGIN, the tenant and the lock go out together (the client pipelines requests
         // polled together, in order): one round trip to the server, not three.
-        match lock {
-            None => {
-                let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
-                let (begun, set) = futures::join!(
-                    client.batch_execute("BEGIN"),
-                    client.execute(&set_tenant, &tenant_param),
-                );
-                begun?;
-                set?;
-            }
-            Some((domain, key)) => {
-                let lock_key = format!("{tenant}\u{1f}{key}");
-                let domain_key = domain.key();
-                let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
-                let lock_params: [&(dyn ToSql + Sync); 2] = [&domain_key, &lock_key];
-                let (begun, set, locked) = futures::join!(
-                    client.batch_execute("BEGIN"),
-                    client.execute(&set_tenant, &tenant_param),
-                    client.execute(&take_lock, &lock_params),
-                );
-                begun?;
-                set?;
-                locked?;
-            }
-        }
+        let lock_key = format!("{tenant}\u{1f}{key}");
+        let domain_key = domain.key();
+        let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
+        let lock_params: [&(dyn ToSql + Sync); 2] = [&domain_key, &lock_key];
+        let (begun, set, locked) = futures::join!(
+            client.batch_execute("BEGIN"),
+            client.execute(&set_tenant, &tenant_param),
+            client.execute(&take_lock, &lock_params),
+        );
+        begun?;
+        set?;
+        locked?;
         Ok(tx)
     }
 }
+
+const SET_TENANT: &str = "SELECT set_config('skills.tenant', $1, true)";
 
 /// One transaction on one pooled connection; rolled back unless committed.
 pub(crate) struct Tx {
     conn: Option<Object>,
     committed: bool,
+    /// A reader's tenant until its transaction is begun (with its first statement).
+    pending: Mutex<Option<String>>,
 }
 
 impl Tx {
@@ -143,11 +139,41 @@ impl Tx {
             .ok_or_else(|| Failure::Pool("the transaction's connection is gone".to_owned()))
     }
 
+    fn pending(&self) -> Outcome<std::sync::MutexGuard<'_, Option<String>>> {
+        self.pending
+            .lock()
+            .map_err(|_| Failure::Pool("a store task panicked".to_owned()))
+    }
+
+    /// Awaits `request` (a statement on this transaction's connection), first beginning
+    /// the transaction if it is a reader's that has not begun: BEGIN, the tenant and the
+    /// statement then go out together, one round trip.
+    async fn run<T>(
+        &self,
+        client: &Object,
+        request: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Outcome<T> {
+        let tenant = self.pending()?.take();
+        let Some(tenant) = tenant else {
+            return Ok(request.await?);
+        };
+        let set_tenant = client.prepare_cached(SET_TENANT).await?;
+        let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
+        let (begun, set, answer) = futures::join!(
+            client.batch_execute("BEGIN"),
+            client.execute(&set_tenant, &tenant_param),
+            request,
+        );
+        begun?;
+        set?;
+        Ok(answer?)
+    }
+
     /// Runs a statement; the number of rows it touched.
     pub(crate) async fn execute(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Outcome<u64> {
         let client = self.client()?;
         let statement = client.prepare_cached(sql).await?;
-        Ok(client.execute(&statement, params).await?)
+        self.run(client, client.execute(&statement, params)).await
     }
 
     /// Runs a query; its rows.
@@ -158,7 +184,7 @@ impl Tx {
     ) -> Outcome<Vec<Row>> {
         let client = self.client()?;
         let statement = client.prepare_cached(sql).await?;
-        Ok(client.query(&statement, params).await?)
+        self.run(client, client.query(&statement, params)).await
     }
 
     /// Runs a query expected to return at most one row.
@@ -169,7 +195,7 @@ impl Tx {
     ) -> Outcome<Option<Row>> {
         let client = self.client()?;
         let statement = client.prepare_cached(sql).await?;
-        Ok(client.query_opt(&statement, params).await?)
+        self.run(client, client.query_opt(&statement, params)).await
     }
 
     /// Runs a query and decodes the JSON document in its first column of each row.
@@ -197,6 +223,11 @@ impl Tx {
     /// Commits; the transaction's writes are durable once this returns `Ok` (with the
     /// server's `synchronous_commit`, on by default).
     pub(crate) async fn commit(mut self) -> Outcome<()> {
+        if self.pending()?.take().is_some() {
+            // Nothing was run: nothing to commit.
+            self.committed = true;
+            return Ok(());
+        }
         self.client()?.batch_execute("COMMIT").await?;
         self.committed = true;
         Ok(())
@@ -205,7 +236,9 @@ impl Tx {
 
 impl Drop for Tx {
     fn drop(&mut self) {
-        if self.committed {
+        let begun = self.pending.get_mut().map(|p| p.is_none()).unwrap_or(true);
+        if self.committed || !begun {
+            // Committed, or never begun: the connection goes back to the pool as it is.
             return;
         }
         let Some(conn) = self.conn.take() else {
