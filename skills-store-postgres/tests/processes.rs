@@ -380,7 +380,10 @@ async fn audit_appends_per_second_with_1_4_and_16_writer_processes() {
             .collect();
         let mut total = 0u64;
         for child in &mut children {
-            let n: u64 = said(child)
+            // Read to the end: a child whose stdout closed early would fail on its next line.
+            let lines: Vec<String> = said(child).collect();
+            let n: u64 = lines
+                .iter()
                 .find_map(|line| line.strip_prefix("appended ").map(|n| n.parse().unwrap()))
                 .unwrap();
             total += n;
