@@ -188,16 +188,21 @@ async fn list_skills(
     filter: SkillFilter,
 ) -> Outcome<Vec<SkillRecord>> {
     let tx = s.begin(tenant.as_str()).await?;
-    // The indexed columns narrow in SQL; the filter's own `matches` decides, so the
-    // semantics are the in-memory store's exactly.
+    // Category, `enabled`, tags (containment) and plugin narrow in SQL, so only candidates
+    // are decoded; the filter's own `matches` decides, so the semantics are the in-memory
+    // store's exactly (the text search, Unicode lowercase, is only applied there).
     let category = filter.category.clone();
     let enabled = filter.enabled;
+    let tags = Json(&filter.tags);
+    let plugin = filter.plugin_id.clone();
     let skills: Vec<SkillRecord> = tx
         .docs(
             "SELECT doc FROM skills WHERE tenant_id = $1 \
              AND ($2::TEXT IS NULL OR category = $2) \
-             AND ($3::BOOLEAN IS NULL OR enabled = $3) ORDER BY slug",
-            &[&tenant.as_str(), &category, &enabled],
+             AND ($3::BOOLEAN IS NULL OR enabled = $3) \
+             AND doc->'tags' @> $4::JSONB \
+             AND ($5::TEXT IS NULL OR doc->>'plugin_id' = $5) ORDER BY slug",
+            &[&tenant.as_str(), &category, &enabled, &tags, &plugin],
         )
         .await?;
     Ok(skills.into_iter().filter(|s| filter.matches(s)).collect())

@@ -32,7 +32,7 @@ pub fn fresh_schema() -> String {
 /// A store on a fresh schema, or `None` when there is no server (outside CI).
 pub async fn store() -> Option<PostgresStore> {
     let url = url()?;
-    Some(open(&url, &fresh_schema(), 8).await)
+    Some(open(&url, &fresh_schema(), 4).await)
 }
 
 /// A store on `schema` with `pool` connections.
