@@ -4,7 +4,7 @@
 //! check-then-write (slug free, total size within limits) sees every committed write of
 //! every process; the UNIQUE constraints stand behind the checks.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use skills_store_traits::validate;
@@ -644,6 +644,42 @@ async fn agent_ids(s: Shared, tenant: TenantId, skill_id: String) -> Outcome<Vec
         .map(|row| row.try_get(0))
         .collect::<std::result::Result<_, _>>()?;
     Ok(agents.into_iter().collect())
+}
+
+async fn files_for_skills(
+    s: Shared,
+    tenant: TenantId,
+    ids: Vec<String>,
+) -> Outcome<BTreeMap<String, Vec<SkillFileRecord>>> {
+    let tx = s.begin(tenant.as_str()).await?;
+    let files: Vec<SkillFileRecord> = tx
+        .docs(
+            "SELECT doc FROM skill_files WHERE tenant_id = $1 AND skill_id = ANY($2) \
+             ORDER BY skill_id, relative_path",
+            &[&tenant.as_str(), &ids],
+        )
+        .await?;
+    let mut out: BTreeMap<String, Vec<SkillFileRecord>> = BTreeMap::new();
+    for file in files {
+        out.entry(file.skill_id.clone()).or_default().push(file);
+    }
+    Ok(out)
+}
+
+impl PostgresStore {
+    /// The files of several skills in one query, keyed by skill id, each list what
+    /// [`SkillStore::list_skill_files`] returns for that id; ids without files, unknown
+    /// ids and other tenants' ids have no entry. For resolving an agent's skills in a
+    /// bounded number of queries (the trait method of that name, where the family has it,
+    /// should forward here).
+    pub async fn list_files_for_skills(
+        &self,
+        tenant: &TenantId,
+        skill_ids: &[String],
+    ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
+        let task = files_for_skills(self.shared(), tenant.clone(), skill_ids.to_vec());
+        self.call("list_files_for_skills", task).await
+    }
 }
 
 #[async_trait]

@@ -154,3 +154,39 @@ fn any_executor_drives_the_store() {
         conformance::permissions::run_all(&store).await;
     });
 }
+
+/// `PostgresStore::list_files_for_skills` (one query) answers exactly what one
+/// `list_skill_files` call per id answers.
+#[tokio::test]
+async fn files_of_many_skills_in_one_query_match_one_call_per_skill() {
+    use skills_store_traits::{NewSkill, SkillStore, TenantId};
+    let Some(store) = common::store().await else {
+        return;
+    };
+    let (acme, other) = (TenantId::new("acme"), TenantId::new("other"));
+    let mut ids = Vec::new();
+    for (i, files) in [2, 0, 3].into_iter().enumerate() {
+        let new = (0..files).fold(NewSkill::new("S", format!("s{i}"), "# s\n"), |n, f| {
+            n.with_file(format!("z{f}.md"), "x")
+        });
+        ids.push(store.create_skill(&acme, new).await.unwrap().id);
+    }
+    let foreign = store
+        .create_skill(
+            &other,
+            NewSkill::new("F", "f", "# f\n").with_file("a.md", "x"),
+        )
+        .await
+        .unwrap()
+        .id;
+    let asked: Vec<String> =
+        [ids.clone(), vec![ids[0].clone(), foreign, "missing".into()]].concat();
+    let batch = store.list_files_for_skills(&acme, &asked).await.unwrap();
+    let keys: Vec<&String> = batch.keys().collect();
+    let mut expected_keys = vec![&ids[0], &ids[2]];
+    expected_keys.sort();
+    assert_eq!(keys, expected_keys);
+    for id in [&ids[0], &ids[2]] {
+        assert_eq!(batch[id], store.list_skill_files(&acme, id).await.unwrap());
+    }
+}
