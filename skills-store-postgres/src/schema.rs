@@ -1,0 +1,347 @@
+//! The schema and its versioned migrations.
+//!
+//! Every table has a `tenant_id` column, per-user tables a `user_id` column too, and
+//! uniqueness is per tenant (a slug is unique in its tenant). Each record is kept whole as
+//! a JSON document (`doc`, the record as `skills-store-traits` serializes it) beside the
+//! columns the store looks it up, orders, locks or constrains it by; child rows reference
+//! their parent by (tenant, id) with the cascades seed 002 declares. Text keys use the `C`
+//! collation, so the database orders them byte-wise as the in-memory stores do.
+//!
+//! **Tenancy.** Every table has row-level security enabled *and forced* (so it applies to
+//! the tables' owner, the role the store connects as), with one policy: a row is visible
+//! and writable only when its `tenant_id` equals the transaction's `skills.tenant`
+//! setting. A connection that did not set it sees nothing and can write nothing.
+//! (PostgreSQL exempts superusers and `BYPASSRLS` roles from every policy: connect as an
+//! ordinary role.)
+//!
+//! **Migrations.** `schema_migrations` lists the versions applied. Opening takes a
+//! transaction-scoped advisory lock, so concurrent openers migrate one at a time, applies
+//! the missing migrations and records them in the same transaction (all or nothing), and
+//! refuses a database that a newer version of this crate migrated.
+
+use deadpool_postgres::Object;
+
+use crate::error::Error;
+
+/// Migration `n` (from 1) takes the schema from version `n - 1` to `n`. Never edit one that
+/// has shipped; add the next.
+pub(crate) const MIGRATIONS: &[(&str, &str)] =
+    &[("every store's tables", V1), ("approval records", V2)];
+
+/// The schema version this crate writes.
+pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// The advisory lock openers take while migrating (with the schema's name as second key).
+const MIGRATION_LOCK: i32 = 0x5_1000;
+
+/// The tables under the tenant policy.
+pub(crate) const TENANT_TABLES: &[&str] = &[
+    "skills",
+    "skill_files",
+    "skill_assignments",
+    "skill_audit_log",
+    "skill_trust_history",
+    "skill_execution_plans",
+    "skill_working_memory",
+    "memory_episodes",
+    "memory_facts",
+    "memory_procedures",
+    "memory_preferences",
+    "skill_packages",
+    "skill_package_versions",
+    "skill_package_ratings",
+    "learning_sequences",
+    "learning_patterns",
+    "permission_rules",
+];
+
+const V1: &str = r#"
+CREATE TABLE skills (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    slug TEXT COLLATE "C" NOT NULL,
+    category TEXT COLLATE "C" NOT NULL,
+    enabled BOOLEAN NOT NULL,
+    content_bytes BIGINT NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, id),
+    UNIQUE (tenant_id, slug)
+);
+
+CREATE TABLE skill_files (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    skill_id TEXT COLLATE "C" NOT NULL,
+    relative_path TEXT COLLATE "C" NOT NULL,
+    size_bytes BIGINT NOT NULL CHECK (size_bytes >= 0),
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, id),
+    UNIQUE (tenant_id, skill_id, relative_path),
+    FOREIGN KEY (tenant_id, skill_id) REFERENCES skills (tenant_id, id) ON DELETE CASCADE
+);
+
+-- The global scope's id is '' (team and agent ids may not be), so one UNIQUE constraint
+-- keeps one assignment per skill and target.
+CREATE TABLE skill_assignments (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    skill_id TEXT COLLATE "C" NOT NULL,
+    scope TEXT COLLATE "C" NOT NULL CHECK (scope IN ('global', 'team', 'agent')),
+    scope_id TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, id),
+    UNIQUE (tenant_id, skill_id, scope, scope_id),
+    FOREIGN KEY (tenant_id, skill_id) REFERENCES skills (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX idx_skill_assignments_target ON skill_assignments (tenant_id, scope, scope_id);
+
+CREATE TABLE skill_audit_log (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    chain TEXT COLLATE "C" NOT NULL CHECK (chain <> ''),
+    sequence BIGINT NOT NULL CHECK (sequence >= 1),
+    id TEXT COLLATE "C" NOT NULL,
+    entry_hash TEXT NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, chain, sequence),
+    UNIQUE (tenant_id, id)
+);
+-- The log is immutable (seed 000): even SQL run beside the store cannot rewrite history.
+CREATE FUNCTION skill_audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'skill_audit_log is append-only' USING ERRCODE = 'insufficient_privilege';
+END;
+$$;
+CREATE TRIGGER skill_audit_log_no_change BEFORE UPDATE OR DELETE ON skill_audit_log
+    FOR EACH ROW EXECUTE FUNCTION skill_audit_log_append_only();
+CREATE TRIGGER skill_audit_log_no_truncate BEFORE TRUNCATE ON skill_audit_log
+    FOR EACH STATEMENT EXECUTE FUNCTION skill_audit_log_append_only();
+
+CREATE TABLE skill_trust_history (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    skill_id TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, skill_id)
+);
+
+CREATE TABLE skill_execution_plans (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    created_at BIGINT NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, id)
+);
+CREATE INDEX idx_plans_created ON skill_execution_plans (tenant_id, user_id, created_at, id);
+
+-- A step's lease: the worker that claimed it and until when (milliseconds since the
+-- epoch); an expired lease may be claimed again.
+CREATE TABLE skill_working_memory (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    plan_id TEXT COLLATE "C" NOT NULL,
+    step_number BIGINT NOT NULL CHECK (step_number >= 0),
+    status TEXT NOT NULL,
+    lease_owner TEXT,
+    lease_expires BIGINT,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, plan_id, step_number),
+    FOREIGN KEY (tenant_id, user_id, plan_id)
+        REFERENCES skill_execution_plans (tenant_id, user_id, id) ON DELETE CASCADE
+);
+
+CREATE TABLE memory_episodes (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, id)
+);
+
+CREATE TABLE memory_facts (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, id)
+);
+
+CREATE TABLE memory_procedures (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    task_type TEXT COLLATE "C" NOT NULL,
+    skill_sequence JSONB NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, task_type, skill_sequence)
+);
+
+CREATE TABLE memory_preferences (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    context TEXT COLLATE "C" NOT NULL,
+    key TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, context, key)
+);
+
+CREATE TABLE skill_packages (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    name TEXT COLLATE "C" NOT NULL,
+    skill_id TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, id),
+    UNIQUE (tenant_id, name),
+    UNIQUE (tenant_id, skill_id)
+);
+
+CREATE TABLE skill_package_versions (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    package_id TEXT COLLATE "C" NOT NULL,
+    version TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, package_id, version),
+    FOREIGN KEY (tenant_id, package_id) REFERENCES skill_packages (tenant_id, id) ON DELETE CASCADE
+);
+
+CREATE TABLE skill_package_ratings (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    package_id TEXT COLLATE "C" NOT NULL,
+    version TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    stars INTEGER NOT NULL CHECK (stars BETWEEN 1 AND 5),
+    PRIMARY KEY (tenant_id, package_id, version, user_id),
+    FOREIGN KEY (tenant_id, package_id, version)
+        REFERENCES skill_package_versions (tenant_id, package_id, version) ON DELETE CASCADE
+);
+
+-- `seq` keeps recording order, which breaks ties between equal timestamps.
+CREATE TABLE learning_sequences (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    recorded_at BIGINT NOT NULL,
+    doc JSONB NOT NULL,
+    UNIQUE (tenant_id, id)
+);
+CREATE INDEX idx_learning_sequences_time ON learning_sequences (tenant_id, recorded_at, seq);
+
+CREATE TABLE learning_patterns (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    pattern_hash TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, id),
+    UNIQUE (tenant_id, pattern_hash)
+);
+
+CREATE TABLE permission_rules (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+);
+"#;
+
+/// Version 2: approval requests and their decisions, one per (tenant, execution), under the
+/// same tenant policy as every table.
+const V2: &str = r#"
+CREATE TABLE approvals (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    execution_id TEXT COLLATE "C" NOT NULL,
+    status TEXT COLLATE "C" NOT NULL CHECK (status IN ('pending', 'approved', 'refused')),
+    requested_at BIGINT NOT NULL,
+    doc JSONB NOT NULL,
+    PRIMARY KEY (tenant_id, execution_id)
+);
+CREATE INDEX idx_approvals_time ON approvals (tenant_id, requested_at, execution_id);
+ALTER TABLE approvals ENABLE ROW LEVEL SECURITY;
+ALTER TABLE approvals FORCE ROW LEVEL SECURITY;
+CREATE POLICY approvals_tenant ON approvals
+    USING (tenant_id = current_setting('skills.tenant', true))
+    WITH CHECK (tenant_id = current_setting('skills.tenant', true));
+"#;
+
+/// The row-level security statements for one table.
+fn tenant_policy(table: &str) -> String {
+    format!(
+        "ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;\n\
+         ALTER TABLE {table} FORCE ROW LEVEL SECURITY;\n\
+         CREATE POLICY {table}_tenant ON {table}\n\
+         USING (tenant_id = current_setting('skills.tenant', true))\n\
+         WITH CHECK (tenant_id = current_setting('skills.tenant', true));\n"
+    )
+}
+
+/// Whether `name` is a plain lowercase identifier (safe to splice into SQL unquoted).
+pub(crate) fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.len() <= 63
+}
+
+/// Creates `schema` if asked, then applies the missing migrations in one transaction under
+/// the migration lock. Returns the version found before migrating.
+pub(crate) async fn migrate(conn: &mut Object, schema: Option<&str>) -> Result<i64, Error> {
+    let op = "migrating the schema";
+    let pg = |e| Error::postgres(op, e);
+    let tx = conn.transaction().await.map_err(pg)?;
+    let lock_name = schema.unwrap_or("public");
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        &[&MIGRATION_LOCK, &lock_name],
+    )
+    .await
+    .map_err(pg)?;
+    if let Some(schema) = schema {
+        // `is_identifier` was checked when the options were built.
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+            .await
+            .map_err(pg)?;
+    }
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (\
+             version BIGINT PRIMARY KEY, \
+             name TEXT NOT NULL, \
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+    )
+    .await
+    .map_err(pg)?;
+    let found: i64 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            &[],
+        )
+        .await
+        .map_err(pg)?
+        .try_get(0)
+        .map_err(pg)?;
+    if found > LATEST {
+        return Err(Error::SchemaTooNew {
+            found,
+            supported: LATEST,
+        });
+    }
+    for (index, (name, sql)) in MIGRATIONS.iter().enumerate() {
+        let version = index as i64 + 1;
+        if version <= found {
+            continue;
+        }
+        tx.batch_execute(sql).await.map_err(pg)?;
+        if version == 1 {
+            let policies: String = TENANT_TABLES.iter().map(|t| tenant_policy(t)).collect();
+            tx.batch_execute(&policies).await.map_err(pg)?;
+        }
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+            &[&version, name],
+        )
+        .await
+        .map_err(pg)?;
+    }
+    tx.commit().await.map_err(pg)?;
+    Ok(found)
+}

@@ -1,0 +1,172 @@
+//! Tenancy in the database: row-level security keyed on the tenant.
+//!
+//! **Threat:** SQL that forgets (or is made to drop) its `tenant_id = $1` condition, run on
+//! the store's own connections and role, reads or changes another tenant's rows.
+//! **Guarantee:** every table's forced policy admits only rows whose `tenant_id` is the
+//! transaction's `skills.tenant`; these tests connect as the store's role and try.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use skills_store_traits::audit::{AuditRecord, AuditStore};
+use skills_store_traits::{NewSkill, SkillStore, TenantId};
+
+/// Seeds tenant B's rows through the store; returns (store schema, B's skill id).
+async fn seeded(url: &str) -> (String, String) {
+    let schema = common::fresh_schema();
+    let store = common::open(url, &schema, 2).await;
+    let b = TenantId::new("tenant-b");
+    let skill = store
+        .create_skill(
+            &b,
+            NewSkill::new("Secret", "secret", "# B only\n").with_file("f.md", "x"),
+        )
+        .await
+        .unwrap();
+    let mut record = AuditRecord::new("bob", &skill.id, "b/secret", "core", "in", true);
+    record.entry_hash = "h1".into();
+    store.append(&b, "bob", record, None).await.unwrap();
+    (schema, skill.id)
+}
+
+#[tokio::test]
+async fn the_store_role_is_subject_to_row_level_security() {
+    let Some(url) = common::url() else { return };
+    let client = common::raw(&url, "public").await;
+    let row = client
+        .query_one(
+            "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (superuser, bypass): (bool, bool) = (row.get(0), row.get(1));
+    assert!(
+        !superuser && !bypass,
+        "SKILLS_PG_URL must name an ordinary role: superusers and BYPASSRLS roles skip \
+         every row-level security policy"
+    );
+}
+
+/// A transaction for tenant A reads none of B's rows, even with no tenant condition at all.
+#[tokio::test]
+async fn tenant_a_cannot_read_tenant_b_rows() {
+    let Some(url) = common::url() else { return };
+    let (schema, skill_id) = seeded(&url).await;
+    let mut client = common::raw(&url, &schema).await;
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-a', true)", &[])
+        .await
+        .unwrap();
+    for table in ["skills", "skill_files", "skill_audit_log"] {
+        let n: i64 = tx
+            .query_one(&format!("SELECT COUNT(*) FROM {table}"), &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 0, "tenant A sees {n} rows of {table}");
+    }
+    let by_id = tx
+        .query_opt("SELECT doc FROM skills WHERE id = $1", &[&skill_id])
+        .await
+        .unwrap();
+    assert!(by_id.is_none());
+    tx.rollback().await.unwrap();
+    // With no tenant set at all, nothing is visible either.
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM skills", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0, "a connection without a tenant sees rows");
+    // Tenant B itself sees its rows (the policy is not simply denying everything).
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-b', true)", &[])
+        .await
+        .unwrap();
+    let n: i64 = tx
+        .query_one("SELECT COUNT(*) FROM skills", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+}
+
+/// A transaction for tenant A can neither change nor delete B's rows, nor write a row in
+/// B's name; the refused insert carries SQLSTATE 42501.
+#[tokio::test]
+async fn tenant_a_cannot_write_tenant_b_rows() {
+    let Some(url) = common::url() else { return };
+    let (schema, skill_id) = seeded(&url).await;
+    let mut client = common::raw(&url, &schema).await;
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-a', true)", &[])
+        .await
+        .unwrap();
+    let updated = tx
+        .execute(
+            "UPDATE skills SET doc = jsonb_set(doc, '{name}', '\"pwned\"') WHERE id = $1",
+            &[&skill_id],
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated, 0, "tenant A updated B's skill");
+    let deleted = tx.execute("DELETE FROM skill_files", &[]).await.unwrap();
+    assert_eq!(deleted, 0, "tenant A deleted B's files");
+    let forged = tx
+        .execute(
+            "INSERT INTO permission_rules (tenant_id, id, doc) VALUES ('tenant-b', 'r', '{}')",
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(forged.code().map(|c| c.code()), Some("42501"), "{forged}");
+    drop(tx);
+    // Moving a row of A's into B is refused as well.
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-a', true)", &[])
+        .await
+        .unwrap();
+    tx.execute(
+        "INSERT INTO permission_rules (tenant_id, id, doc) VALUES ('tenant-a', 'r', '{}')",
+        &[],
+    )
+    .await
+    .unwrap();
+    let moved = tx
+        .execute("UPDATE permission_rules SET tenant_id = 'tenant-b'", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(moved.code().map(|c| c.code()), Some("42501"), "{moved}");
+    drop(tx);
+    // B's rows are untouched.
+    let store = common::open(&url, &schema, 1).await;
+    let b = TenantId::new("tenant-b");
+    let skill = store
+        .find_skill_by_id(&b, &skill_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(skill.name, "Secret");
+    assert_eq!(
+        store.list_skill_files(&b, &skill_id).await.unwrap().len(),
+        1
+    );
+}
+
+/// The audit log is append-only even for the role that owns it.
+#[tokio::test]
+async fn the_audit_log_cannot_be_rewritten() {
+    let Some(url) = common::url() else { return };
+    let (schema, _) = seeded(&url).await;
+    let mut client = common::raw(&url, &schema).await;
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-b', true)", &[])
+        .await
+        .unwrap();
+    let rewrite = tx
+        .execute("UPDATE skill_audit_log SET entry_hash = 'forged'", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(rewrite.code().map(|c| c.code()), Some("42501"), "{rewrite}");
+}
