@@ -1,5 +1,6 @@
 //! Our server and our client over an in-process pipe: listing, reading, containment, the
 //! tools, audit, and an install through the normal pipeline.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
@@ -165,8 +166,10 @@ async fn agent_store() -> (Arc<InMemorySkillStore>, TenantId) {
         .create_assignment(&tenant, NewAssignment::agent(&ids[1], "agent-7"))
         .await
         .unwrap();
-    let mut disable = SkillUpdate::default();
-    disable.enabled = Some(false);
+    let disable = SkillUpdate {
+        enabled: Some(false),
+        ..SkillUpdate::default()
+    };
     store.update_skill(&tenant, &ids[1], disable).await.unwrap();
     store
         .create_assignment(&tenant, NewAssignment::agent(&ids[2], "someone-else"))

@@ -92,6 +92,13 @@ impl McpSkillSource {
                 message: format!("asked for {uri}, got {}", shown(&skill.uri)),
             });
         }
+        // Containment first, so an escaping path is reported as such, not as a
+        // structural fault of the entry.
+        if let SkillResources::Files(files) = &skill.resources {
+            for file in files {
+                relative_to_skill(&skill.uri, &file.uri)?;
+            }
+        }
         skill.validate().map_err(|e| Error::Malformed {
             what: format!("the entry of {uri}"),
             message: shown(&e.to_string()),
