@@ -47,6 +47,86 @@ fn locator_uri(locator: &str) -> Result<String> {
     }
 }
 
+/// Checks a `skills/get` entry for `uri`: the URI it answers for, containment of every
+/// manifest path (`Error::UnsafePath`), then SEP-2640's structural rules (rmcp's
+/// `Skill::validate`: name, manifest holds `SKILL.md`, no duplicates, well-formed digests).
+pub fn check_entry(uri: &str, skill: Skill) -> Result<Skill> {
+    if skill.uri != uri {
+        return Err(Error::Malformed {
+            what: "skills/get".into(),
+            message: format!("asked for {uri}, got {}", shown(&skill.uri)),
+        });
+    }
+    // Containment first, so an escaping path is reported as such, not as a
+    // structural fault of the entry.
+    if let SkillResources::Files(files) = &skill.resources {
+        for file in files {
+            relative_to_skill(&skill.uri, &file.uri)?;
+        }
+    }
+    skill.validate().map_err(|e| Error::Malformed {
+        what: format!("the entry of {uri}"),
+        message: shown(&e.to_string()),
+    })?;
+    Ok(skill)
+}
+
+/// The bytes of one `resources/read` answer for `file`, checked against its manifest entry
+/// (one content block, text or base64 at most `limit` bytes, the promised size and digest).
+pub fn file_bytes(
+    file: &rmcp::model::SkillResource,
+    result: &rmcp::model::ReadResourceResult,
+    limit: u64,
+) -> Result<Vec<u8>> {
+    let [content] = result.contents.as_slice() else {
+        return Err(Error::Malformed {
+            what: format!("resources/read of {}", shown(&file.uri)),
+            message: format!("expected one content block, got {}", result.contents.len()),
+        });
+    };
+    let bytes = match content {
+        ResourceContents::TextResourceContents { text, .. } => text.as_bytes().to_vec(),
+        ResourceContents::BlobResourceContents { blob, .. } => {
+            // Base64 is 4/3 of the bytes: refuse before decoding anything larger.
+            if blob.len() as u64 > limit.saturating_mul(4) / 3 + 4 {
+                return Err(Error::TooLarge {
+                    what: shown(&file.uri),
+                    limit,
+                });
+            }
+            base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .map_err(|e| Error::Malformed {
+                    what: format!("resources/read of {}", shown(&file.uri)),
+                    message: e.to_string(),
+                })?
+        }
+        _ => {
+            return Err(Error::Malformed {
+                what: format!("resources/read of {}", shown(&file.uri)),
+                message: "not a text or blob content".into(),
+            });
+        }
+    };
+    file.verify(&bytes).map_err(|e| {
+        let (expected, actual) = match e {
+            rmcp::model::SkillIntegrityError::Size {
+                expected, actual, ..
+            } => (format!("{expected} bytes"), format!("{actual} bytes")),
+            rmcp::model::SkillIntegrityError::Digest {
+                expected, actual, ..
+            } => (shown(&expected), actual),
+            other => (String::new(), other.to_string()),
+        };
+        Error::DigestMismatch {
+            uri: shown(&file.uri),
+            expected,
+            actual,
+        }
+    })?;
+    Ok(bytes)
+}
+
 impl McpSkillSource {
     /// Every skill the server lists (`skills/list`, following pages), within the limits.
     pub async fn list(&self) -> Result<Vec<Skill>> {
@@ -85,25 +165,7 @@ impl McpSkillSource {
                     .get_skill(GetSkillRequestParams::new(uri.clone())),
             )
             .await?;
-        let skill = result.skill;
-        if skill.uri != uri {
-            return Err(Error::Malformed {
-                what: "skills/get".into(),
-                message: format!("asked for {uri}, got {}", shown(&skill.uri)),
-            });
-        }
-        // Containment first, so an escaping path is reported as such, not as a
-        // structural fault of the entry.
-        if let SkillResources::Files(files) = &skill.resources {
-            for file in files {
-                relative_to_skill(&skill.uri, &file.uri)?;
-            }
-        }
-        skill.validate().map_err(|e| Error::Malformed {
-            what: format!("the entry of {uri}"),
-            message: shown(&e.to_string()),
-        })?;
-        Ok(skill)
+        check_entry(&uri, result.skill)
     }
 
     /// Reads one file and checks it against its manifest entry.
@@ -115,54 +177,7 @@ impl McpSkillSource {
                     .read_resource(ReadResourceRequestParams::new(file.uri.clone())),
             )
             .await?;
-        let [content] = result.contents.as_slice() else {
-            return Err(Error::Malformed {
-                what: format!("resources/read of {}", shown(&file.uri)),
-                message: format!("expected one content block, got {}", result.contents.len()),
-            });
-        };
-        let limit = self.limits.package.max_file_bytes;
-        let bytes = match content {
-            ResourceContents::TextResourceContents { text, .. } => text.as_bytes().to_vec(),
-            ResourceContents::BlobResourceContents { blob, .. } => {
-                // Base64 is 4/3 of the bytes: refuse before decoding anything larger.
-                if blob.len() as u64 > limit.saturating_mul(4) / 3 + 4 {
-                    return Err(Error::TooLarge {
-                        what: shown(&file.uri),
-                        limit,
-                    });
-                }
-                base64::engine::general_purpose::STANDARD
-                    .decode(blob)
-                    .map_err(|e| Error::Malformed {
-                        what: format!("resources/read of {}", shown(&file.uri)),
-                        message: e.to_string(),
-                    })?
-            }
-            _ => {
-                return Err(Error::Malformed {
-                    what: format!("resources/read of {}", shown(&file.uri)),
-                    message: "not a text or blob content".into(),
-                });
-            }
-        };
-        file.verify(&bytes).map_err(|e| {
-            let (expected, actual) = match e {
-                rmcp::model::SkillIntegrityError::Size {
-                    expected, actual, ..
-                } => (format!("{expected} bytes"), format!("{actual} bytes")),
-                rmcp::model::SkillIntegrityError::Digest {
-                    expected, actual, ..
-                } => (shown(&expected), actual),
-                other => (String::new(), other.to_string()),
-            };
-            Error::DigestMismatch {
-                uri: shown(&file.uri),
-                expected,
-                actual,
-            }
-        })?;
-        Ok(bytes)
+        file_bytes(file, &result, self.limits.package.max_file_bytes)
     }
 
     /// Fetches the skill `locator` names (a name or its `SKILL.md` URI), every file checked

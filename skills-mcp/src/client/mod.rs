@@ -32,6 +32,7 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService, Servi
 use skills_install::PackageLimits;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use fetch::{check_entry, file_bytes};
 pub use tools::import_tools;
 
 use crate::error::{Error, Result};
