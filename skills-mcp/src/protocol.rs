@@ -14,9 +14,9 @@
 
 pub use rmcp::model::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsResult,
-    ReadResourceResult, ResourceContents, ServerJsonRpcMessage,
-    SKILL_MD as SKILL_MD_FILE, SKILLS_EXTENSION_ID, Skill, SkillFrontmatter, SkillResource,
-    SkillResources, SkillsCapability, sha256_digest, validate_skills,
+    ReadResourceResult, ResourceContents, SKILL_MD as SKILL_MD_FILE, SKILLS_EXTENSION_ID,
+    ServerJsonRpcMessage, Skill, SkillFrontmatter, SkillResource, SkillResources, SkillsCapability,
+    sha256_digest, validate_skills,
 };
 
 use crate::error::{Error, Result, shown};

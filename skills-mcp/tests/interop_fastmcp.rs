@@ -169,7 +169,10 @@ async fn our_client_installs_from_fastmcps_skills_server() {
         common::script("fastmcp_skills_server.py").to_str().unwrap(),
         dir.path().to_str().unwrap(),
     ]);
-    let source = McpSkillSource::connect_command("fastmcp-local", command, ClientLimits::default())
+    // Python and FastMCP's imports can take many seconds on a loaded machine.
+    let mut limits = ClientLimits::default();
+    limits.request_timeout = Duration::from_secs(120);
+    let source = McpSkillSource::connect_command("fastmcp-local", command, limits)
         .await
         .unwrap();
     let found = source.search("").await.unwrap();

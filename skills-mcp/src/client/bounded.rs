@@ -53,19 +53,23 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
+                let mut over = false;
                 for &byte in &buf.filled()[before..] {
                     if byte == b'\n' {
                         this.current = 0;
                     } else {
                         this.current += 1;
-                        if this.current > this.max {
-                            this.tripped.store(true, Ordering::Relaxed);
-                            return Poll::Ready(Err(std::io::Error::new(
-                                std::io::ErrorKind::InvalidData,
-                                "message over the size limit",
-                            )));
-                        }
+                        over |= this.current > this.max;
                     }
+                }
+                if over {
+                    // A failed read hands back nothing (the `AsyncRead` contract).
+                    buf.set_filled(before);
+                    this.tripped.store(true, Ordering::Relaxed);
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "message over the size limit",
+                    )));
                 }
                 Poll::Ready(Ok(()))
             }

@@ -101,12 +101,14 @@ fn client_config() -> ClientConfig {
     )
 }
 
-/// `2026-07-28` (the skills extension's protocol) first, the handshake of older servers
-/// otherwise.
+/// `server/discover` at `2026-07-28`, the revision the skills extension is defined for
+/// (FastMCP 4 and rmcp 3.11 serve skills only there). No fallback to the legacy handshake:
+/// rmcp's automatic fallback races discovery against a fixed 10 s, and a slow-starting
+/// server's late answer then collides with the fallback's request; a legacy-only server is
+/// a typed `Transport` error instead.
 fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
+    ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: None,
     }
 }
 
