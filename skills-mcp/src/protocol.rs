@@ -10,7 +10,7 @@
 //! `skill://<name>/<path>` where `<name>` is one path segment and the percent-decoded
 //! `<path>` passes [`skills_install::check_package_path`] (no `..`, no `.`, no empty
 //! segment, not absolute, no backslash, no control character); everything else is
-//! [`Error::UnsafePath`](crate::Error::UnsafePath).
+//! [`Error::UnsafePath`].
 
 pub use rmcp::model::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsResult,

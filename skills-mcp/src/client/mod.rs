@@ -4,9 +4,9 @@
 //! Threat: everything a remote server sends — a manifest whose paths escape the skill
 //! (`skill://x/../../.bashrc`, another skill's URI), digests that lie, files bigger than
 //! promised, millions of entries, one endless message, malformed JSON-RPC, answers that
-//! never come. Guarantee: [`McpSkillSource::fetch`] returns a package only when the
+//! never come. Guarantee: [`McpSkillSource::fetch_checked`] (and the `SkillSource` `fetch`) returns a package only when the
 //! `skills/get` entry passes SEP-2640's structural rules (rmcp's `Skill::validate`), every
-//! manifest path is inside the skill ([`relative_to_skill`]), the manifest's count and
+//! manifest path is inside the skill ([`relative_to_skill`](crate::protocol::relative_to_skill)), the manifest's count and
 //! sizes are within [`ClientLimits`] before any file is read, and every file read matches
 //! its manifest size and `sha256:` digest; each message is capped (stdio: a line cap that
 //! closes the transport; HTTP: rmcp's body and event caps) and each request is bounded in

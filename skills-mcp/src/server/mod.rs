@@ -4,7 +4,7 @@
 //!
 //! Threat: a client reading skills the agent is not assigned, disabled skills, files outside
 //! a skill, or reading without a trace; a network peer reaching the HTTP endpoint.
-//! Guarantee: the server serves one [`Snapshot`](crate::content::Snapshot) — the winners of
+//! Guarantee: the server serves one [`Snapshot`] — the winners of
 //! the agent's resolution, read under the catalog's containment and size rules — and
 //! nothing else: an unknown or escaping URI is an `invalid params` / `resource not found`
 //! error that names only the URI; every content read is audited when a [`ReadAudit`] is
