@@ -275,3 +275,80 @@ async fn installs_from_an_mcp_server_as_community_unless_trusted() {
         .unwrap();
     assert_eq!(installed.trust_level.as_str(), "verified");
 }
+
+#[tokio::test]
+async fn http_needs_the_bearer_token_and_loopback() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = common::skills_tree();
+    let server = SkillsMcpServer::for_directory(dir.path())
+        .build()
+        .await
+        .unwrap();
+    let token = "a-long-enough-token-0123";
+
+    // Not loopback, or a short token: refused before binding.
+    let public = server
+        .clone()
+        .bind_http(
+            "0.0.0.0:0".parse().unwrap(),
+            token,
+            skills_mcp::HttpOptions::default(),
+        )
+        .await;
+    assert!(matches!(public, Err(skills_mcp::Error::Config(_))));
+    let short = server
+        .clone()
+        .bind_http(
+            "127.0.0.1:0".parse().unwrap(),
+            "short",
+            skills_mcp::HttpOptions::default(),
+        )
+        .await;
+    assert!(matches!(short, Err(skills_mcp::Error::Config(_))));
+
+    let handle = server
+        .bind_http(
+            "127.0.0.1:0".parse().unwrap(),
+            token,
+            skills_mcp::HttpOptions::default(),
+        )
+        .await
+        .unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{}}"#;
+    for auth in [
+        "",
+        "Authorization: Bearer wrong-token-0123456789\r\n",
+        "Authorization: a-long-enough-token-0123\r\n",
+    ] {
+        let mut stream = tokio::net::TcpStream::connect(handle.local_addr())
+            .await
+            .unwrap();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            stream.read_to_end(&mut answer),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 401"), "{auth:?}: {answer}");
+        assert!(!answer.contains("greeter"), "{auth:?}: {answer}");
+    }
+    // With the token, our client lists the skills over HTTP.
+    let source = McpSkillSource::connect_http(
+        "http-test",
+        &handle.url(),
+        Some(token),
+        skills_mcp::ClientLimits::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(source.list().await.unwrap().len(), 2);
+    handle.shutdown().await.unwrap();
+}
