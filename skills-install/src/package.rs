@@ -26,16 +26,19 @@ pub enum SourceKind {
     GitHub,
     /// An npm registry.
     Npm,
+    /// A Model Context Protocol server speaking the skills extension (SEP-2640).
+    Mcp,
 }
 
 impl SourceKind {
-    /// `local`, `archive`, `github` or `npm`.
+    /// `local`, `archive`, `github`, `npm` or `mcp`.
     pub fn as_str(self) -> &'static str {
         match self {
             SourceKind::Local => "local",
             SourceKind::Archive => "archive",
             SourceKind::GitHub => "github",
             SourceKind::Npm => "npm",
+            SourceKind::Mcp => "mcp",
         }
     }
 }

@@ -1,0 +1,64 @@
+//! Shared helpers: skill trees, the Python interop environment.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Writes `path` below `root`, creating parents.
+pub fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Two skills: `greeter` with a reference file, `pdf-tools` with a script.
+pub fn skills_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "greeter/SKILL.md",
+        "---\nname: greeter\ndescription: Greets people by name.\nmetadata:\n  version: 1.0.0\n---\n# Greeter\n\nSee [the guide](references/guide.md).\n",
+    );
+    write(root, "greeter/references/guide.md", "Say hello politely.\n");
+    write(
+        root,
+        "pdf-tools/SKILL.md",
+        "---\nname: pdf-tools\ndescription: Extract text from PDF files.\nlicense: MIT\n---\n# PDF\n\nRun `scripts/extract.sh`.\n",
+    );
+    write(
+        root,
+        "pdf-tools/scripts/extract.sh",
+        "#!/bin/sh\necho extracted\n",
+    );
+    dir
+}
+
+/// The Python with `fastmcp` and `mcp` installed (`.ci/mcp-interop.sh` exports it as
+/// `SKILLS_MCP_PYTHON`). `None` (after printing why) when it is missing outside CI; a
+/// panic under `CI=true`, where the interop tests must run.
+pub fn python() -> Option<PathBuf> {
+    let found = std::env::var_os("SKILLS_MCP_PYTHON")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file());
+    if found.is_none() {
+        let why = "SKILLS_MCP_PYTHON is not set to a Python with fastmcp and mcp (run .ci/mcp-interop.sh)";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{why}");
+        }
+        eprintln!("skipping: {why}");
+    }
+    found
+}
+
+/// The tests' Python scripts.
+pub fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(name)
+}
+
+/// The `skills-mcp-serve` test server binary (serves a directory over stdio or HTTP).
+pub fn serve_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_skills-mcp-serve"))
+}
