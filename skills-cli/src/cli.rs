@@ -16,8 +16,7 @@ Exit status:
   2  usage error (unknown flag, missing or malformed argument)
   3  blocked or denied: the scanner blocked a skill, an approval was declined, a digest
      did not match, the skill is disabled until approved
-  4  store, I/O or network error
-  5  not built into this binary (serve, install --mcp)";
+  4  store, I/O or network error (an MCP server that cannot be reached included)";
 
 /// Load, check, install and run agent skills.
 ///
@@ -144,9 +143,13 @@ pub struct InstallArgs {
         conflicts_with = "mcp"
     )]
     pub source: Option<String>,
-    /// Install from an MCP server's skills instead (not built into this binary yet).
+    /// Install every skill an MCP server lists (its streamable HTTP endpoint, e.g.
+    /// `http://127.0.0.1:8765/mcp`); the skills are `community` unless trusted.
     #[arg(long, value_name = "URL")]
     pub mcp: Option<String>,
+    /// The environment variable holding the bearer token for `--mcp`.
+    #[arg(long, value_name = "VAR", requires = "mcp")]
+    pub mcp_token_env: Option<String>,
     /// The version to fetch (a release tag or ref for git, a version or dist-tag for npm).
     #[arg(long, value_name = "VERSION")]
     pub version: Option<String>,

@@ -15,8 +15,6 @@ pub enum Status {
     Denied = 3,
     /// 4: store, I/O or network error.
     Io = 4,
-    /// 5: not built into this binary.
-    NotBuiltIn = 5,
 }
 
 impl Status {
@@ -79,18 +77,14 @@ pub enum CliError {
     /// off).
     #[error("`{0}` is disabled (an install awaiting approval, or switched off)")]
     Disabled(String),
-    /// A feature that lives in another crate and is not wired into this binary yet.
-    #[error("{what} is not built into this `skills` binary yet (it comes with skills-mcp)")]
-    NotBuiltIn {
-        /// The feature.
-        what: &'static str,
-    },
+    /// The MCP server or client failed.
+    #[error("mcp: {0}")]
+    Mcp(#[from] skills_mcp::Error),
 }
 
 impl CliError {
     /// The exit status this error means.
     pub fn status(&self) -> Status {
-        use skills_install::Error as I;
         match self {
             CliError::Usage(_) => Status::Usage,
             CliError::Io { .. }
@@ -101,24 +95,16 @@ impl CliError {
             | CliError::Http(_) => Status::Io,
             CliError::Skill(_) => Status::Failed,
             CliError::Disabled(_) => Status::Denied,
-            CliError::NotBuiltIn { .. } => Status::NotBuiltIn,
-            CliError::Install(e) => match e {
-                I::Blocked { .. }
-                | I::DigestMismatch { .. }
-                | I::IntegrityMismatch { .. }
-                | I::UnverifiableIntegrity { .. }
-                | I::UnsafePath { .. }
-                | I::UnsupportedEntry { .. } => Status::Denied,
-                I::Http { .. }
-                | I::Status { .. }
-                | I::RateLimited { .. }
-                | I::Io { .. }
-                | I::Store { .. }
-                | I::Compensation { .. }
-                | I::Audit(_) => Status::Io,
-                I::BadDigest { .. } => Status::Usage,
-                _ => Status::Failed,
+            CliError::Mcp(e) => match e {
+                skills_mcp::Error::Install(e) => install_status(e),
+                skills_mcp::Error::UnsafePath { .. }
+                | skills_mcp::Error::DigestMismatch { .. }
+                | skills_mcp::Error::TooLarge { .. } => Status::Denied,
+                skills_mcp::Error::Config(_) => Status::Usage,
+                skills_mcp::Error::NotFound(_) => Status::Failed,
+                _ => Status::Io,
             },
+            CliError::Install(e) => install_status(e),
         }
     }
 
@@ -134,10 +120,32 @@ impl CliError {
             CliError::Http(_) => "http",
             CliError::Skill(_) => "skill",
             CliError::Disabled(_) => "disabled",
-            CliError::NotBuiltIn { .. } => "not_built_in",
+            CliError::Mcp(_) => "mcp",
         }
     }
 }
 
 /// A command's result: its exit status, or an error (which carries its own).
 pub type Result<T> = std::result::Result<T, CliError>;
+
+/// The exit status an install error means.
+fn install_status(e: &skills_install::Error) -> Status {
+    use skills_install::Error as I;
+    match e {
+        I::Blocked { .. }
+        | I::DigestMismatch { .. }
+        | I::IntegrityMismatch { .. }
+        | I::UnverifiableIntegrity { .. }
+        | I::UnsafePath { .. }
+        | I::UnsupportedEntry { .. } => Status::Denied,
+        I::Http { .. }
+        | I::Status { .. }
+        | I::RateLimited { .. }
+        | I::Io { .. }
+        | I::Store { .. }
+        | I::Compensation { .. }
+        | I::Audit(_) => Status::Io,
+        I::BadDigest { .. } => Status::Usage,
+        _ => Status::Failed,
+    }
+}

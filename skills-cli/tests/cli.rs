@@ -533,17 +533,122 @@ fn completions_generate_for_each_shell() {
 }
 
 #[test]
-fn mcp_commands_say_they_are_not_built_in() {
+fn serve_and_install_from_mcp_round_trip_and_bad_arguments_are_usage_errors() {
+    use std::io::{BufRead, BufReader, Write};
+
     let root = tempdir();
-    let run = skills(&["serve", "--stdio", "--dir", s(root.path())]);
-    assert_eq!(run.code, 5, "{}", run.stderr);
-    assert!(run.stderr.contains("not built into"), "{}", run.stderr);
-    let run = skills(&["--json", "install", "--mcp", "http://127.0.0.1:9/mcp"]);
-    assert_eq!(run.code, 5);
-    assert_eq!(run.json()["kind"], "not_built_in");
-    // Bad arguments are still usage errors.
+    write(
+        &root.path().join("summary/SKILL.md"),
+        "---\nname: summary\ndescription: Summarises documents.\nmetadata:\n  version: 1.2.0\n---\nSummarise the document in three bullet points.\n",
+    );
+    write(
+        &root.path().join("summary/references/style.md"),
+        "Short bullets.\n",
+    );
+
+    // `serve --stdio`: an MCP client's initialize gets the server's answer on stdout.
+    let home = tempdir();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(["serve", "--stdio", "--dir", s(root.path())])
+        .env("HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["id"], 1, "{line}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{line}");
+
+    // `serve --http` on a free loopback port, with a bearer token; `install --mcp` installs
+    // every skill it lists into another store, as community.
+    let token = "a-bearer-token-of-some-length";
+    let mut server = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--token-env",
+            "SKILLS_TEST_TOKEN",
+            "--dir",
+            s(root.path()),
+        ])
+        .env("HOME", home.path())
+        .env("SKILLS_TEST_TOKEN", token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut url = None;
+    for _ in 0..20 {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(at) = line.trim().strip_prefix("skills: serving MCP at ") {
+            url = Some(at.to_owned());
+            break;
+        }
+    }
+    let url = url.unwrap_or_else(|| {
+        let _ = server.kill();
+        panic!("the server never said where it listens")
+    });
+    let store = home.path().join("from-mcp.db");
+    let install = |token_env: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+            .args([
+                "--json",
+                "--store",
+                s(&store),
+                "install",
+                "--mcp",
+                url.as_str(),
+            ])
+            .args(["--mcp-token-env", token_env])
+            .env("HOME", home.path())
+            .env("SKILLS_TEST_TOKEN", token)
+            .env("SKILLS_WRONG_TOKEN", "not-the-token-at-all")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (refused, _, _) = install("SKILLS_WRONG_TOKEN");
+    let (code, stdout, stderr_text) = install("SKILLS_TEST_TOKEN");
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(refused, 4, "a wrong token is refused by the server");
+    assert_eq!(code, 0, "{stdout}{stderr_text}");
+    let installed: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(installed["name"], "summary", "{stdout}");
+    assert_eq!(installed["trust_level"], "community", "{stdout}");
+    let listed = skills_in(home.path(), &["--json", "--store", s(&store), "list"]);
+    assert!(listed.stdout.contains("\"summary\""), "{}", listed.stdout);
+
+    // Bad arguments are usage errors, before anything is started.
     assert_eq!(skills(&["install", "--mcp", "file:///etc/passwd"]).code, 2);
     assert_eq!(skills(&["serve", "--http", "127.0.0.1:0"]).code, 2);
+    assert_eq!(skills(&["serve", "--dir", s(root.path())]).code, 2);
     assert_eq!(
         skills(&[
             "serve",
@@ -553,6 +658,10 @@ fn mcp_commands_say_they_are_not_built_in() {
             "SKILLS_NO_SUCH_VAR"
         ])
         .code,
+        2
+    );
+    assert_eq!(
+        skills(&["serve", "--http", "not-an-address", "--token-env", "HOME"]).code,
         2
     );
 }
