@@ -51,6 +51,7 @@ async fn a_post_goes_out_as_built_and_the_answer_comes_back() {
         listener.local_addr().unwrap()
     );
     let server = tokio::spawn(serve_once(listener, b"{\"ok\":true}".to_vec()));
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = ReqwestClient::new(Duration::from_secs(5)).unwrap();
     let response = client
         .request(HttpRequest::post(url, b"{\"q\":1}".to_vec(), 1024).header("x-key", "k"))
@@ -73,6 +74,7 @@ async fn a_body_past_the_limit_is_cut_one_byte_after_it() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/big", listener.local_addr().unwrap());
     tokio::spawn(serve_once(listener, vec![b'a'; 4 * 1024 * 1024]));
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = ReqwestClient::new(Duration::from_secs(5)).unwrap();
     let response = client.request(HttpRequest::get(url, 1000)).await.unwrap();
     assert_eq!(response.body.len(), 1001);

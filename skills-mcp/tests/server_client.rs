@@ -278,6 +278,8 @@ async fn installs_from_an_mcp_server_as_community_unless_trusted() {
 
 #[tokio::test]
 async fn http_needs_the_bearer_token_and_loopback() {
+    // reqwest's `rustls-no-provider` is on in the workspace's build (skills-cli's TLS).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let dir = common::skills_tree();
     let server = SkillsMcpServer::for_directory(dir.path())

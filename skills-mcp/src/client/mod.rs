@@ -177,7 +177,9 @@ impl McpSkillSource {
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8765/mcp`), sending
-    /// `bearer_token` when given.
+    /// `bearer_token` when given. (rmcp's reqwest client: a build with reqwest's
+    /// `rustls-no-provider` must install a rustls crypto provider first, as the `skills`
+    /// command does.)
     pub async fn connect_http(
         server_id: &str,
         url: &str,
