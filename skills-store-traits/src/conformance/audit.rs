@@ -92,6 +92,7 @@ pub async fn run_all(store: &dyn AuditStore) {
     query_filters_and_order(store).await;
     tenant_isolation(store).await;
     concurrent_appenders_never_fork(store).await;
+    visit_range_lends_what_read_range_returns(store).await;
 }
 
 /// Appends get contiguous sequences from 1 and are read back verbatim by head, range and id.
@@ -448,4 +449,65 @@ pub async fn concurrent_appenders_never_fork(store: &dyn AuditStore) {
         ids, stored,
         "what each writer was told it appended is what is stored"
     );
+}
+
+/// [`AuditStore::visit_range`] visits exactly the entries `read_range` returns for the same
+/// arguments, in order, stops when told, and sees no other tenant's or chain's entries.
+pub async fn visit_range_lends_what_read_range_returns(store: &dyn AuditStore) {
+    let t = tenant();
+    let entries = fill(store, &t, "visit", "alice", 12).await;
+    fill(store, &t, "other-chain", "alice", 3).await;
+    fill(store, &tenant(), "visit", "alice", 5).await;
+    for (from, limit) in [
+        (0, 100),
+        (1, 12),
+        (1, 5),
+        (4, 3),
+        (11, 10),
+        (12, 1),
+        (13, 5),
+        (3, 0),
+    ] {
+        let read = store.read_range(&t, "visit", from, limit).await.unwrap();
+        let mut seen = Vec::new();
+        let visited = store
+            .visit_range(&t, "visit", from, limit, &mut |e: &AuditEntry| {
+                seen.push(e.clone());
+                true
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            seen, read,
+            "visit_range({from}, {limit}) differs from read_range"
+        );
+        assert_eq!(visited, read.len());
+    }
+    let mut seen = Vec::new();
+    let visited = store
+        .visit_range(&t, "visit", 2, 100, &mut |e: &AuditEntry| {
+            seen.push(e.sequence);
+            e.sequence < 5
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (visited, seen),
+        (4, vec![2, 3, 4, 5]),
+        "stops after `false`"
+    );
+    let mut stranger = 0;
+    let visited = store
+        .visit_range(&tenant(), "visit", 1, 100, &mut |_: &AuditEntry| {
+            stranger += 1;
+            true
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (visited, stranger),
+        (0, 0),
+        "another tenant's chain was visited"
+    );
+    assert_eq!(entries.len(), 12);
 }
