@@ -85,21 +85,29 @@ impl AuditStore for TamperStore {
         chain: &str,
         from_sequence: u64,
         limit: usize,
-        visit: &mut (dyn for<'e> FnMut(&'e AuditEntry) -> bool + Send),
+        visit: &mut (dyn for<'e> FnMut(&'e [AuditEntry]) -> bool + Send),
     ) -> Result<usize> {
         if !self.lends {
             let rows = self.read_range(tenant, chain, from_sequence, limit).await?;
-            return Ok(skills::store::audit::visit_each(&rows, visit));
+            if !rows.is_empty() {
+                visit(&rows);
+            }
+            return Ok(rows.len());
         }
+        // Lent under the lock, in runs of 1,000 (a store may lend a range in pieces).
         let rows = self.rows.lock().unwrap();
         let start = rows
             .iter()
             .position(|e| e.sequence >= from_sequence)
             .unwrap_or(rows.len());
-        Ok(skills::store::audit::visit_each(
-            rows[start..].iter().take(limit),
-            visit,
-        ))
+        let mut lent = 0;
+        for run in rows[start..(start + limit).min(rows.len())].chunks(1_000) {
+            lent += run.len();
+            if !visit(run) {
+                break;
+            }
+        }
+        Ok(lent)
     }
 
     async fn get_entry(&self, _tenant: &TenantId, id: &str) -> Result<Option<AuditEntry>> {

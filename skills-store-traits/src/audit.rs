@@ -313,27 +313,31 @@ pub trait AuditStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<AuditEntry>>;
 
-    /// Calls `visit` with each entry [`read_range`](AuditStore::read_range) would return for
-    /// the same arguments, in sequence order, stopping after the first entry for which it
-    /// returns `false`; returns how many entries it was called with. For readers of long
-    /// chains (verification) that need each entry once: a store keeping entries in memory
-    /// lends them instead of copying them.
+    /// Lends `visit` the entries [`read_range`](AuditStore::read_range) would return for
+    /// the same arguments, as one or more consecutive slices in sequence order, stopping
+    /// after a slice for which it returns `false`; returns how many entries it lent. For
+    /// readers of long chains (verification) that look at each entry once: a store keeping
+    /// entries in memory lends them instead of copying them, and a slice lets the reader
+    /// split its work.
     ///
     /// `visit` may run while the store holds a lock on its entries: it must not call the
     /// store, and appends may wait until it returns.
     ///
-    /// The default reads the range with `read_range` and visits the copies, so every store
-    /// has it; stores override it when they can avoid the copies.
+    /// The default reads the range with `read_range` and lends the copy, so every store has
+    /// it; stores override it when they can avoid the copy.
     async fn visit_range(
         &self,
         tenant: &TenantId,
         chain: &str,
         from_sequence: u64,
         limit: usize,
-        visit: &mut (dyn for<'e> FnMut(&'e AuditEntry) -> bool + Send),
+        visit: &mut (dyn for<'e> FnMut(&'e [AuditEntry]) -> bool + Send),
     ) -> Result<usize> {
         let entries = self.read_range(tenant, chain, from_sequence, limit).await?;
-        Ok(visit_each(&entries, visit))
+        if !entries.is_empty() {
+            visit(&entries);
+        }
+        Ok(entries.len())
     }
 
     /// The entry holding the record with this id.
@@ -344,22 +348,6 @@ pub trait AuditStore: Send + Sync {
 
     /// The names of the tenant's non-empty chains, sorted.
     async fn chains(&self, tenant: &TenantId) -> Result<Vec<String>>;
-}
-
-/// Calls `visit` on `entries` in order until it returns `false`; how many it was called with.
-/// What [`AuditStore::visit_range`] does once it has its entries.
-pub fn visit_each<'a>(
-    entries: impl IntoIterator<Item = &'a AuditEntry>,
-    visit: &mut (dyn for<'e> FnMut(&'e AuditEntry) -> bool + Send),
-) -> usize {
-    let mut visited = 0;
-    for entry in entries {
-        visited += 1;
-        if !visit(entry) {
-            break;
-        }
-    }
-    visited
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use serde::Serialize;
 use skills_store_traits::TenantId;
 use skills_store_traits::audit::AuditEntry;
 
-use super::encoding::entry_hash;
+use super::encoding::{EntryHasher, entry_hash};
 
 /// What kind of tampering a broken link shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -105,6 +105,59 @@ impl fmt::Display for ChainBreak {
             }
         }
     }
+}
+
+/// Runs shorter than this are hashed on the calling thread: a thread costs more than it
+/// saves on them.
+const PARALLEL_MIN: usize = 256;
+
+/// Whether each entry of `run` hashes to its own `entry_hash` (at its own sequence), into
+/// `flags` (cleared first). With `threads > 1` the run is split into that many parts, each
+/// hashed on its own scoped thread (the caller's thread takes the first part); a thread that
+/// cannot be started, or fails, leaves its part to the caller's thread, so the answer never
+/// depends on threads.
+pub(crate) fn hash_flags(
+    tenant: &TenantId,
+    chain: &str,
+    run: &[AuditEntry],
+    threads: usize,
+    hasher: &mut EntryHasher,
+    flags: &mut Vec<bool>,
+) {
+    flags.clear();
+    let check =
+        |hasher: &mut EntryHasher, part: &[AuditEntry], out: &mut Vec<bool>| {
+            out.extend(part.iter().map(|e| {
+                hasher.matches(tenant, chain, e.sequence, &e.record, &e.record.entry_hash)
+            }));
+        };
+    if threads <= 1 || run.len() < PARALLEL_MIN {
+        check(hasher, run, flags);
+        return;
+    }
+    let size = run.len().div_ceil(threads);
+    let mut parts = run.chunks(size);
+    let first = parts.next().unwrap_or(&[]);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = parts
+            .map(|part| {
+                let handle = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    let mut own = EntryHasher::new();
+                    let mut out = Vec::with_capacity(part.len());
+                    check(&mut own, part, &mut out);
+                    out
+                });
+                (part, handle.ok())
+            })
+            .collect();
+        check(hasher, first, flags);
+        for (part, handle) in workers {
+            match handle.map(|h| h.join()) {
+                Some(Ok(out)) if out.len() == part.len() => flags.extend(out),
+                _ => check(hasher, part, flags),
+            }
+        }
+    });
 }
 
 /// True when `entry` is the intact successor of `previous_hash` at `expected`.
