@@ -329,11 +329,18 @@ impl AuditTrail {
                 let flags = &mut flags;
                 let threads = self.verify_threads;
                 let mut visit = |run: &[AuditEntry]| {
-                    verify::hash_flags(tenant, TENANT_CHAIN, run, threads, hasher, flags);
-                    for (entry, &hash_ok) in run.iter().zip(flags.iter()) {
-                        let intact = hash_ok
-                            && entry.sequence == walk.expected
-                            && entry.record.previous_hash == walk.previous;
+                    verify::link_flags(
+                        tenant,
+                        TENANT_CHAIN,
+                        run,
+                        &walk.previous,
+                        threads,
+                        hasher,
+                        flags,
+                    );
+                    let mut accepted = 0usize;
+                    for (entry, &linked) in run.iter().zip(flags.iter()) {
+                        let intact = linked && entry.sequence == walk.expected;
                         let leaf_ok = match tree.as_deref_mut() {
                             Some(tree) if intact => {
                                 match merkle::decode_hash(&entry.record.entry_hash) {
@@ -348,15 +355,19 @@ impl AuditTrail {
                         };
                         if !(intact && leaf_ok) {
                             stopped = Some(index);
-                            return false;
+                            break;
                         }
-                        walk.previous.clone_from(&entry.record.entry_hash);
                         walk.expected += 1;
                         walk.checked += 1;
                         last_sequence = Some(entry.sequence);
                         index += 1;
+                        accepted += 1;
                     }
-                    true
+                    // The last accepted entry's hash, copied once per run.
+                    if let Some(last) = accepted.checked_sub(1).and_then(|i| run.get(i)) {
+                        walk.previous.clone_from(&last.record.entry_hash);
+                    }
+                    stopped.is_none()
                 };
                 self.store
                     .visit_range(tenant, TENANT_CHAIN, cursor, want, &mut visit)
