@@ -3,8 +3,10 @@
 //! * `audit/append`: `AuditTrail::append` into an `InMemoryAuditStore` (read the head, hash
 //!   the canonical encoding, compare-and-append), one task; throughput in appends.
 //! * `audit/entry_hash`: the canonical encoding plus SHA-256 of one typical record.
-//! * `audit/verify_1m`: `AuditTrail::verify` over a chain of 1,000,000 entries (paged reads,
-//!   every hash recomputed, every link checked); throughput in entries.
+//! * `audit/verify_1m`: `AuditTrail::verify` over a chain of 1,000,000 entries (entries lent
+//!   by the store page by page, every hash recomputed on up to 2 threads, every link
+//!   checked); throughput in entries. `audit/verify_1m_one_thread`: the same on the calling
+//!   thread only.
 //! * `merkle/build_1m`: a Merkle tree over 1,000,000 leaf hashes.
 //! * `merkle/inclusion_proof_1m`, `merkle/verify_inclusion_1m`: generating and verifying the
 //!   proof of one entry in the 1,000,000-leaf tree (indexes cycle through the tree).
@@ -25,7 +27,7 @@ use serde_json::json;
 use skills::security::audit::merkle::{
     MerkleTree, leaf_hash, verify_consistency, verify_inclusion,
 };
-use skills::security::audit::{AuditTrail, TENANT_CHAIN, entry_hash};
+use skills::security::audit::{AuditTrail, GENESIS_HASH, TENANT_CHAIN, entry_hash};
 use skills::store::TenantId;
 use skills::store::audit::AuditRecord;
 use skills::store::in_memory::InMemoryAuditStore;
@@ -53,6 +55,89 @@ fn record(i: u64) -> AuditRecord {
     r.execution_time_ms = Some(120);
     r.sandbox_config = json!({"timeout_seconds": 30, "memory_mb": 64, "network": false});
     r
+}
+
+/// The pre-issue-20 verification loop (what `AuditTrail::verify` did on an intact chain):
+/// pages of 4,096 cloned by `read_range`, `entry_hash` (allocating) per entry.
+fn copied_pages_verify(trail: &AuditTrail, tenant: &TenantId) -> u64 {
+    let mut previous = GENESIS_HASH.to_owned();
+    let mut expected = 1u64;
+    loop {
+        let page = block_on(
+            trail
+                .store()
+                .read_range(tenant, TENANT_CHAIN, expected, 4096),
+        )
+        .unwrap();
+        for entry in &page {
+            assert!(
+                entry.sequence == expected
+                    && entry.record.previous_hash == previous
+                    && entry_hash(tenant, TENANT_CHAIN, entry.sequence, &entry.record)
+                        == entry.record.entry_hash
+            );
+            previous.clone_from(&entry.record.entry_hash);
+            expected += 1;
+        }
+        if page.len() < 4096 {
+            return expected - 1;
+        }
+    }
+}
+
+/// This process's CPU time (user + system, all threads, 10 ms resolution) from
+/// `/proc/self/stat`; `None` where there is no such file.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// Wall and CPU time of five verifications per variant (medians): on a machine shared with
+/// other builds the wall time mostly measures waiting for a core; entries per CPU-second is
+/// what the verifying threads did with the time they got.
+fn cpu_time_report(trail: &AuditTrail, tenant: &TenantId) {
+    let one = trail.clone().with_verify_threads(1);
+    let two = trail.clone().with_verify_threads(2);
+    type Run<'a> = Box<dyn Fn() -> u64 + 'a>;
+    let variants: [(&str, Run); 3] = [
+        (
+            "copied pages (before)",
+            Box::new(|| copied_pages_verify(trail, tenant)),
+        ),
+        (
+            "verify, 1 thread",
+            Box::new(|| block_on(one.verify(tenant)).unwrap().checked),
+        ),
+        (
+            "verify, 2 threads",
+            Box::new(|| block_on(two.verify(tenant)).unwrap().checked),
+        ),
+    ];
+    for (name, run) in variants {
+        let mut walls = Vec::new();
+        let mut cpus = Vec::new();
+        for _ in 0..5 {
+            let cpu = process_cpu_seconds();
+            let start = Instant::now();
+            assert_eq!(run(), MILLION);
+            walls.push(start.elapsed().as_secs_f64());
+            if let (Some(before), Some(after)) = (cpu, process_cpu_seconds()) {
+                cpus.push(after - before);
+            }
+        }
+        walls.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
+        let cpu = cpus.get(cpus.len() / 2).copied().unwrap_or(f64::NAN);
+        eprintln!(
+            "verify_1m cpu report: {name}: wall {:.3} s ({:.0} entries/s), CPU {:.3} s ({:.0} entries per CPU-second)",
+            walls[2],
+            MILLION as f64 / walls[2],
+            cpu,
+            MILLION as f64 / cpu
+        );
+    }
 }
 
 fn main() {
@@ -103,7 +188,20 @@ fn main() {
                 assert!(v.is_intact() && v.checked == MILLION);
             });
         });
+        let one_thread = trail.clone().with_verify_threads(1);
+        g.bench_function("verify_1m_one_thread", |b| {
+            b.iter(|| {
+                let v = block_on(one_thread.verify(&tenant)).unwrap();
+                assert!(v.is_intact() && v.checked == MILLION);
+            });
+        });
+        // The verification as it was before issue 20, for comparison in the same run: every
+        // page copied out of the store (`read_range`), every hash rebuilt as a new string.
+        g.bench_function("verify_1m_copied_pages", |b| {
+            b.iter(|| assert_eq!(copied_pages_verify(&trail, &tenant), MILLION));
+        });
         g.finish();
+        cpu_time_report(&trail, &tenant);
     }
     drop(trail);
 

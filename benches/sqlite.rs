@@ -8,7 +8,10 @@
 //!   included).
 //! * `resolve/10k_skills_100k_assignments`: [`Resolver::resolve_for_agent`] for one agent in
 //!   the data of `benches/catalog.rs` (10,000 skills with 2 files each, 100,050
-//!   assignments; the agent resolves 228 skills with their file listings).
+//!   assignments; the agent resolves 228 skills with their file listings): two store calls
+//!   (assignments, then every file listing in one batch). `sqlite_one_call_per_skill` runs
+//!   the same resolution through the trait's default batch (one `list_skill_files` call per
+//!   skill, 229 calls), which is how resolving worked before the batch read.
 //! * `audit/append`: [`AuditStore::append`] of a chained record; appends per second.
 //!
 //! The 10,000-skill store is a file in a temporary directory (set `SQLITE_BENCH_DIR` to put
@@ -26,6 +29,7 @@ use futures::executor::block_on;
 use skills::catalog::Resolver;
 use skills::sqlite::{SqliteOptions, SqliteStore, Synchronous};
 use skills::store::audit::{AuditRecord, AuditStore};
+use skills::store::conformance::counting::CountingSkillStore;
 use skills::store::in_memory::{InMemoryAuditStore, InMemorySkillStore};
 use skills::store::{NewAssignment, NewSkill, SkillFilter, SkillStore, TenantId};
 
@@ -158,7 +162,15 @@ fn main() {
     let resolver = Resolver::new();
     let mut group = c.benchmark_group("resolve");
     group.throughput(Throughput::Elements(1));
-    for (name, store) in stores {
+    // The resolver as it was before the batch read: one `list_skill_files` per skill (the
+    // trait's default, which a backend without the override still runs).
+    let per_skill = CountingSkillStore::new(sqlite.clone()).one_by_one();
+    let stores_and_per_skill: [(&str, &dyn SkillStore); 3] = [
+        ("sqlite", &sqlite),
+        ("in_memory", &memory),
+        ("sqlite_one_call_per_skill", &per_skill),
+    ];
+    for (name, store) in stores_and_per_skill {
         let reached =
             block_on(resolver.resolve_for_agent(store, &tenant, "agent-0", Some("team-0"), &[]))
                 .unwrap()
@@ -180,7 +192,7 @@ fn main() {
         });
     }
     group.finish();
-    drop((sqlite, memory));
+    drop((sqlite, memory, per_skill));
 
     // Audit appends: each iteration appends the next record of one chain.
     let mut group = c.benchmark_group("audit");

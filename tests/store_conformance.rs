@@ -35,6 +35,16 @@ contracts!(
     trust_levels,
 );
 
+/// The batch reads, on their own (they are part of `run_all` too).
+#[tokio::test]
+async fn batch_reads() {
+    use skills::store::conformance::skill_batches as batches;
+    let store = InMemorySkillStore::new();
+    batches::files_for_skills_equals_per_item(&store).await;
+    batches::files_for_skills_tenant_isolation(&store).await;
+    batches::files_for_skills_many_ids(&store).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whole_suite_on_one_shared_store() {
     // Every contract creates its own tenants, so the suite can share one store.

@@ -33,6 +33,7 @@ contracts!(audit_contracts, audit, InMemoryAuditStore:
     query_filters_and_order,
     tenant_isolation,
     concurrent_appenders_never_fork,
+    visit_range_lends_what_read_range_returns,
 );
 
 contracts!(trust_contracts, trust, InMemoryTrustStore:

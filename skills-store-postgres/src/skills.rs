@@ -666,13 +666,10 @@ async fn files_for_skills(
     Ok(out)
 }
 
-impl PostgresStore {
-    /// The files of several skills in one query, keyed by skill id, each list what
-    /// [`SkillStore::list_skill_files`] returns for that id; ids without files, unknown
-    /// ids and other tenants' ids have no entry. For resolving an agent's skills in a
-    /// bounded number of queries (the trait method of that name, where the family has it,
-    /// should forward here).
-    pub async fn list_files_for_skills(
+#[async_trait]
+impl SkillStore for PostgresStore {
+    /// The files of many skills in one `skill_id = ANY($2)` query (the resolver's batch).
+    async fn list_files_for_skills(
         &self,
         tenant: &TenantId,
         skill_ids: &[String],
@@ -680,10 +677,7 @@ impl PostgresStore {
         let task = files_for_skills(self.shared(), tenant.clone(), skill_ids.to_vec());
         self.call("list_files_for_skills", task).await
     }
-}
 
-#[async_trait]
-impl SkillStore for PostgresStore {
     async fn create_skill(&self, tenant: &TenantId, skill: NewSkill) -> Result<SkillRecord> {
         self.call(
             "create_skill",

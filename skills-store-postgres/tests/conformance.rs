@@ -43,6 +43,12 @@ contracts!(permissions:
     racing_decisions_decide_once,
 );
 
+contracts!(skill_batches:
+    files_for_skills_equals_per_item,
+    files_for_skills_tenant_isolation,
+    files_for_skills_many_ids,
+);
+
 contracts!(skills:
     trust_levels,
     create_and_find,
@@ -158,7 +164,7 @@ fn any_executor_drives_the_store() {
     });
 }
 
-/// `PostgresStore::list_files_for_skills` (one query) answers exactly what one
+/// `SkillStore::list_files_for_skills` on PostgreSQL (one query) answers exactly what one
 /// `list_skill_files` call per id answers.
 #[tokio::test]
 async fn files_of_many_skills_in_one_query_match_one_call_per_skill() {

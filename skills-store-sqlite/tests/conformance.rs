@@ -51,6 +51,12 @@ contracts!(permissions:
     racing_decisions_decide_once,
 );
 
+contracts!(skill_batches:
+    files_for_skills_equals_per_item,
+    files_for_skills_tenant_isolation,
+    files_for_skills_many_ids,
+);
+
 contracts!(skills:
     create_and_find,
     create_with_files_is_atomic,
@@ -76,6 +82,7 @@ contracts!(audit:
     query_filters_and_order,
     tenant_isolation,
     concurrent_appenders_never_fork,
+    visit_range_lends_what_read_range_returns,
 );
 
 contracts!(trust:

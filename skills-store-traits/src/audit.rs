@@ -313,6 +313,33 @@ pub trait AuditStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<AuditEntry>>;
 
+    /// Lends `visit` the entries [`read_range`](AuditStore::read_range) would return for
+    /// the same arguments, as one or more consecutive slices in sequence order, stopping
+    /// after a slice for which it returns `false`; returns how many entries it lent. For
+    /// readers of long chains (verification) that look at each entry once: a store keeping
+    /// entries in memory lends them instead of copying them, and a slice lets the reader
+    /// split its work.
+    ///
+    /// `visit` may run while the store holds a lock on its entries: it must not call the
+    /// store, and appends may wait until it returns.
+    ///
+    /// The default reads the range with `read_range` and lends the copy, so every store has
+    /// it; stores override it when they can avoid the copy.
+    async fn visit_range(
+        &self,
+        tenant: &TenantId,
+        chain: &str,
+        from_sequence: u64,
+        limit: usize,
+        visit: &mut (dyn for<'e> FnMut(&'e [AuditEntry]) -> bool + Send),
+    ) -> Result<usize> {
+        let entries = self.read_range(tenant, chain, from_sequence, limit).await?;
+        if !entries.is_empty() {
+            visit(&entries);
+        }
+        Ok(entries.len())
+    }
+
     /// The entry holding the record with this id.
     async fn get_entry(&self, tenant: &TenantId, record_id: &str) -> Result<Option<AuditEntry>>;
 

@@ -7,6 +7,7 @@
 //! wrapped store; reads are forwarded unchanged. The wrapped store is private: nothing reached
 //! through the handle gives it back.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -133,6 +134,13 @@ impl<S: SkillStore + ?Sized> SkillStore for ReadOnly<S> {
         skill_id: &str,
     ) -> Result<Vec<SkillFileRecord>> {
         self.inner.list_skill_files(tenant, skill_id).await
+    }
+    async fn list_files_for_skills(
+        &self,
+        tenant: &TenantId,
+        skill_ids: &[String],
+    ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
+        self.inner.list_files_for_skills(tenant, skill_ids).await
     }
     async fn find_skill_file(
         &self,

@@ -6,6 +6,8 @@
 //! tenant, and a skill has at most one assignment per scope and scope id. Deleting a skill
 //! deletes its files and assignments in the same step (seed 002 sections 3.2 and 17.12).
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -487,6 +489,28 @@ pub fn assignment_order(a: &SkillAssignment, b: &SkillAssignment) -> std::cmp::O
         .then_with(|| a.id.cmp(&b.id))
 }
 
+/// [`SkillStore::list_files_for_skills`] the slow way, one
+/// [`list_skill_files`](SkillStore::list_skill_files) call per distinct id: the trait's
+/// default, for decorators that want it explicitly and tests that compare against it.
+pub async fn files_one_by_one<S: SkillStore + ?Sized>(
+    store: &S,
+    tenant: &TenantId,
+    skill_ids: &[String],
+) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
+    let mut out = BTreeMap::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for id in skill_ids {
+        if !seen.insert(id.as_str()) {
+            continue;
+        }
+        let files = store.list_skill_files(tenant, id).await?;
+        if !files.is_empty() {
+            out.insert(id.clone(), files);
+        }
+    }
+    Ok(out)
+}
+
 /// Stores skills, their supporting files and their assignments, per tenant: every
 /// repository function of seed 002 section 7.
 ///
@@ -567,6 +591,22 @@ pub trait SkillStore: Send + Sync {
         tenant: &TenantId,
         skill_id: &str,
     ) -> Result<Vec<SkillFileRecord>>;
+    /// The files of several skills in one call, for callers that would otherwise call
+    /// [`list_skill_files`](SkillStore::list_skill_files) once per skill (the resolver):
+    /// keyed by skill id, each list exactly what `list_skill_files` returns for that id
+    /// (ordered by path). Ids of skills without files, unknown ids and ids of another
+    /// tenant's skills have no entry; a repeated id counts once.
+    ///
+    /// The default calls `list_skill_files` once per distinct id, so every backend has it;
+    /// backends override it to answer in a number of queries that does not grow with the
+    /// number of ids, and decorators forward it.
+    async fn list_files_for_skills(
+        &self,
+        tenant: &TenantId,
+        skill_ids: &[String],
+    ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
+        files_one_by_one(self, tenant, skill_ids).await
+    }
     /// One file by path.
     async fn find_skill_file(
         &self,

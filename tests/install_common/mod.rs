@@ -468,6 +468,15 @@ impl SkillStore for FailingSkills {
     async fn list_skill_files(&self, t: &TenantId, id: &str) -> Result<Vec<SkillFileRecord>> {
         self.faults.guard(self.inner.list_skill_files(t, id)).await
     }
+    async fn list_files_for_skills(
+        &self,
+        t: &TenantId,
+        ids: &[String],
+    ) -> Result<std::collections::BTreeMap<String, Vec<SkillFileRecord>>> {
+        self.faults
+            .guard(self.inner.list_files_for_skills(t, ids))
+            .await
+    }
     async fn find_skill_file(
         &self,
         t: &TenantId,

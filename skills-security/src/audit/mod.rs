@@ -75,11 +75,17 @@ pub use record::{
 };
 pub use verify::{BreakKind, ChainBreak, verify_entries};
 
+use encoding::EntryHasher;
+
 /// The name of the one chain each tenant's trail lives in.
 pub const TENANT_CHAIN: &str = "audit";
 
 /// Entries read per store call while verifying.
 const PAGE: usize = 4096;
+
+/// How many threads [`AuditTrail::verify`] hashes on at most by default (fewer on a machine
+/// with fewer cores): verification is CPU-bound SHA-256, and two cores already double it.
+pub const DEFAULT_VERIFY_THREADS: usize = 2;
 
 /// What the audit trail can fail with (a broken chain is not an error: it is the answer of
 /// a verification).
@@ -134,14 +140,24 @@ impl Verification {
 pub struct AuditTrail {
     store: Arc<dyn AuditStore>,
     max_attempts: usize,
+    verify_threads: usize,
 }
 
 impl std::fmt::Debug for AuditTrail {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AuditTrail")
             .field("max_attempts", &self.max_attempts)
+            .field("verify_threads", &self.verify_threads)
             .finish_non_exhaustive()
     }
+}
+
+/// Where a walk along a chain is: the next sequence expected, how many entries were
+/// accepted, and the last accepted entry's hash.
+struct Walk {
+    expected: u64,
+    checked: u64,
+    previous: String,
 }
 
 /// Yields once to the executor, whichever it is.
@@ -166,6 +182,9 @@ impl AuditTrail {
         AuditTrail {
             store,
             max_attempts: 10_000,
+            verify_threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(DEFAULT_VERIFY_THREADS),
         }
     }
 
@@ -179,6 +198,16 @@ impl AuditTrail {
     /// The same trail giving up after `attempts` lost races per append (at least 1).
     pub fn with_max_attempts(mut self, attempts: usize) -> AuditTrail {
         self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// The same trail hashing on up to `threads` threads while verifying (at least 1; 1
+    /// hashes on the caller's thread only). The default is the machine's parallelism, at
+    /// most [`DEFAULT_VERIFY_THREADS`]. Extra threads are scoped `std` threads that live for
+    /// one page of entries: no runtime is involved, and the result is the same whatever the
+    /// number.
+    pub fn with_verify_threads(mut self, threads: usize) -> AuditTrail {
+        self.verify_threads = threads.max(1);
         self
     }
 
@@ -254,7 +283,7 @@ impl AuditTrail {
         to: u64,
         mut tree: Option<&mut MerkleTree>,
     ) -> Result<Verification, AuditError> {
-        let mut previous = if from <= 1 {
+        let previous = if from <= 1 {
             GENESIS_HASH.to_owned()
         } else {
             match self
@@ -276,60 +305,156 @@ impl AuditTrail {
                 }
             }
         };
-        let mut expected = from;
-        let mut checked = 0u64;
+        let mut walk = Walk {
+            expected: from,
+            checked: 0,
+            previous,
+        };
         // Where the next page starts, in the store's own numbering.
         let mut cursor = from;
-        while expected <= to {
-            let want = usize::try_from(to - expected + 1).map_or(PAGE, |n| n.min(PAGE));
-            let page = self
-                .store
-                .read_range(tenant, TENANT_CHAIN, cursor, want)
-                .await?;
-            let Some(last) = page.last() else { break };
-            cursor = last.sequence.saturating_add(1).max(cursor + 1);
-            for (i, entry) in page.iter().enumerate() {
-                if expected > to {
-                    break;
+        let mut hasher = EntryHasher::new();
+        let mut flags = Vec::with_capacity(PAGE);
+        while walk.expected <= to {
+            let want = usize::try_from(to - walk.expected + 1).map_or(PAGE, |n| n.min(PAGE));
+            // The fast pass: entries lent by the store, hashed into reused buffers (on up to
+            // `verify_threads` threads), links checked in order; it stops at the first entry
+            // that is not intact (or whose hash cannot be a leaf).
+            let mut stopped: Option<usize> = None;
+            let mut last_sequence = None;
+            let mut index = 0usize;
+            let visited = {
+                let walk = &mut walk;
+                let tree = &mut tree;
+                let hasher = &mut hasher;
+                let flags = &mut flags;
+                let threads = self.verify_threads;
+                let mut visit = |run: &[AuditEntry]| {
+                    verify::link_flags(
+                        tenant,
+                        TENANT_CHAIN,
+                        run,
+                        &walk.previous,
+                        threads,
+                        hasher,
+                        flags,
+                    );
+                    let mut accepted = 0usize;
+                    for (entry, &linked) in run.iter().zip(flags.iter()) {
+                        let intact = linked && entry.sequence == walk.expected;
+                        let leaf_ok = match tree.as_deref_mut() {
+                            Some(tree) if intact => {
+                                match merkle::decode_hash(&entry.record.entry_hash) {
+                                    Some(leaf) => {
+                                        tree.push(&leaf);
+                                        true
+                                    }
+                                    None => false,
+                                }
+                            }
+                            _ => true,
+                        };
+                        if !(intact && leaf_ok) {
+                            stopped = Some(index);
+                            break;
+                        }
+                        walk.expected += 1;
+                        walk.checked += 1;
+                        last_sequence = Some(entry.sequence);
+                        index += 1;
+                        accepted += 1;
+                    }
+                    // The last accepted entry's hash, copied once per run.
+                    if let Some(last) = accepted.checked_sub(1).and_then(|i| run.get(i)) {
+                        walk.previous.clone_from(&last.record.entry_hash);
+                    }
+                    stopped.is_none()
+                };
+                self.store
+                    .visit_range(tenant, TENANT_CHAIN, cursor, want, &mut visit)
+                    .await?
+            };
+            let page_len = match stopped {
+                None => {
+                    let Some(last) = last_sequence else { break };
+                    cursor = last.saturating_add(1).max(cursor + 1);
+                    visited
                 }
-                if !verify::entry_ok(tenant, TENANT_CHAIN, expected, &previous, entry) {
-                    let broken = self
-                        .diagnose(
-                            tenant,
-                            expected,
-                            &previous,
-                            entry,
-                            &page[..i],
-                            &page[i + 1..],
-                        )
+                Some(at) => {
+                    // Something is wrong at `at`: read the page as a copy and finish it the
+                    // careful way, which names the break with the entries around it exactly
+                    // as a page-by-page reader would.
+                    let page = self
+                        .store
+                        .read_range(tenant, TENANT_CHAIN, cursor, want)
                         .await?;
-                    return Ok(Verification {
-                        checked,
-                        last_hash: previous,
-                        broken: Some(broken),
-                    });
+                    let Some(last) = page.last() else { break };
+                    cursor = last.sequence.saturating_add(1).max(cursor + 1);
+                    let start = at.min(page.len());
+                    if let Some(broken) = self
+                        .check_page(tenant, to, &mut walk, &page, start, &mut tree)
+                        .await?
+                    {
+                        return Ok(Verification {
+                            checked: walk.checked,
+                            last_hash: walk.previous,
+                            broken: Some(broken),
+                        });
+                    }
+                    page.len()
                 }
-                if let Some(tree) = tree.as_deref_mut() {
-                    let leaf = merkle::decode_hash(&entry.record.entry_hash).ok_or(
-                        AuditError::MalformedHash {
-                            sequence: entry.sequence,
-                        },
-                    )?;
-                    tree.push(&leaf);
-                }
-                previous.clone_from(&entry.record.entry_hash);
-                expected += 1;
-                checked += 1;
-            }
-            if page.len() < want {
+            };
+            if page_len < want {
                 break;
             }
         }
         Ok(Verification {
-            checked,
-            last_hash: previous,
+            checked: walk.checked,
+            last_hash: walk.previous,
             broken: None,
         })
+    }
+
+    /// Checks `page[start..]` entry by entry (the page as the store returned it, `start` the
+    /// first entry not yet accepted): the first break found, diagnosed with its context.
+    async fn check_page(
+        &self,
+        tenant: &TenantId,
+        to: u64,
+        walk: &mut Walk,
+        page: &[AuditEntry],
+        start: usize,
+        tree: &mut Option<&mut MerkleTree>,
+    ) -> Result<Option<ChainBreak>, AuditError> {
+        for (i, entry) in page.iter().enumerate().skip(start) {
+            if walk.expected > to {
+                break;
+            }
+            if !verify::entry_ok(tenant, TENANT_CHAIN, walk.expected, &walk.previous, entry) {
+                let broken = self
+                    .diagnose(
+                        tenant,
+                        walk.expected,
+                        &walk.previous,
+                        entry,
+                        &page[..i],
+                        &page[i + 1..],
+                    )
+                    .await?;
+                return Ok(Some(broken));
+            }
+            if let Some(tree) = tree.as_deref_mut() {
+                let leaf = merkle::decode_hash(&entry.record.entry_hash).ok_or(
+                    AuditError::MalformedHash {
+                        sequence: entry.sequence,
+                    },
+                )?;
+                tree.push(&leaf);
+            }
+            walk.previous.clone_from(&entry.record.entry_hash);
+            walk.expected += 1;
+            walk.checked += 1;
+        }
+        Ok(None)
     }
 
     /// Classifies a failure with context: the entries around it, reading more from the

@@ -26,7 +26,7 @@ use serde::Serialize;
 use skills_store_traits::TenantId;
 use skills_store_traits::audit::AuditEntry;
 
-use super::encoding::entry_hash;
+use super::encoding::{EntryHasher, entry_hash};
 
 /// What kind of tampering a broken link shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -105,6 +105,69 @@ impl fmt::Display for ChainBreak {
             }
         }
     }
+}
+
+/// Runs shorter than this are hashed on the calling thread: a thread costs more than it
+/// saves on them.
+const PARALLEL_MIN: usize = 256;
+
+/// Whether each entry of `run` hashes to its own `entry_hash` (at its own sequence) and
+/// names its predecessor's hash (`anchor` for the first, the entry before it in `run` for the
+/// others) as `previous_hash`, into `flags` (cleared first). Checking the link right after
+/// the hash, while the entry is still in cache, is what makes a long chain cheap to walk.
+///
+/// With `threads > 1` the run is split into that many parts, each checked on its own scoped
+/// thread (the caller's thread takes the first part); a thread that cannot be started, or
+/// fails, leaves its part to the caller's thread, so the answer never depends on threads.
+pub(crate) fn link_flags(
+    tenant: &TenantId,
+    chain: &str,
+    run: &[AuditEntry],
+    anchor: &str,
+    threads: usize,
+    hasher: &mut EntryHasher,
+    flags: &mut Vec<bool>,
+) {
+    flags.clear();
+    let check =
+        |hasher: &mut EntryHasher, part: &[AuditEntry], anchor: &str, out: &mut Vec<bool>| {
+            let mut previous = anchor;
+            out.extend(part.iter().map(|e| {
+                let r = &e.record;
+                let ok = r.previous_hash == previous
+                    && hasher.matches(tenant, chain, e.sequence, r, &r.entry_hash);
+                previous = &r.entry_hash;
+                ok
+            }));
+        };
+    if threads <= 1 || run.len() < PARALLEL_MIN {
+        check(hasher, run, anchor, flags);
+        return;
+    }
+    let size = run.len().div_ceil(threads);
+    let (first, rest) = run.split_at(size.min(run.len()));
+    std::thread::scope(|scope| {
+        let mut workers = Vec::new();
+        let mut before = first.last();
+        for part in rest.chunks(size) {
+            let link = before.map_or(anchor, |e| e.record.entry_hash.as_str());
+            let handle = std::thread::Builder::new().spawn_scoped(scope, move || {
+                let mut own = EntryHasher::new();
+                let mut out = Vec::with_capacity(part.len());
+                check(&mut own, part, link, &mut out);
+                out
+            });
+            workers.push((part, link, handle.ok()));
+            before = part.last();
+        }
+        check(hasher, first, anchor, flags);
+        for (part, link, handle) in workers {
+            match handle.map(|h| h.join()) {
+                Some(Ok(out)) if out.len() == part.len() => flags.extend(out),
+                _ => check(hasher, part, link, flags),
+            }
+        }
+    });
 }
 
 /// True when `entry` is the intact successor of `previous_hash` at `expected`.

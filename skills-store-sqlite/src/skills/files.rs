@@ -1,5 +1,7 @@
 //! Supporting-file rows.
 
+use std::collections::BTreeMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use skills_store_traits::validate::{self, StoreLimits};
@@ -94,6 +96,38 @@ pub(crate) fn list(
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map(params![tenant, skill_id], |row| decode(row, 0, FIELDS))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The files of every skill in `skill_ids`, grouped by skill: one statement whatever the
+/// number of ids. The ids travel as one JSON array parameter (read back with `json_each`),
+/// so the statement text (and its cached preparation) never changes and SQLite's limit on
+/// bound variables never applies.
+pub(crate) fn list_many(
+    conn: &Connection,
+    tenant: &str,
+    skill_ids: &[String],
+) -> Outcome<BTreeMap<String, Vec<SkillFileRecord>>> {
+    if skill_ids.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let ids = Value::from(skill_ids.to_vec()).to_string();
+    // The (tenant_id, skill_id, relative_path) index serves both the lookup and the order.
+    let sql = format!(
+        "SELECT {} FROM skill_files WHERE tenant_id = ?1 \
+         AND skill_id IN (SELECT value FROM json_each(?2)) \
+         ORDER BY skill_id, relative_path",
+        select()
+    );
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows = statement.query_map(params![tenant, ids], |row| {
+        decode::<SkillFileRecord>(row, 0, FIELDS)
+    })?;
+    let mut out: BTreeMap<String, Vec<SkillFileRecord>> = BTreeMap::new();
+    for row in rows {
+        let file = row?;
+        out.entry(file.skill_id.clone()).or_default().push(file);
+    }
+    Ok(out)
 }
 
 pub(crate) fn by_path(

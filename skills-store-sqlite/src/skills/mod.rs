@@ -8,6 +8,8 @@ mod assignments;
 mod files;
 mod records;
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 use skills_store_traits::validate;
 use skills_store_traits::{
@@ -115,6 +117,17 @@ impl SkillStore for SqliteStore {
         let (tenant, skill_id) = (tenant.to_string(), skill_id.to_owned());
         self.worker
             .read(move |conn| files::list(conn, &tenant, &skill_id))
+            .await
+    }
+
+    async fn list_files_for_skills(
+        &self,
+        tenant: &TenantId,
+        skill_ids: &[String],
+    ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
+        let (tenant, skill_ids) = (tenant.to_string(), skill_ids.to_vec());
+        self.worker
+            .read(move |conn| files::list_many(conn, &tenant, &skill_ids))
             .await
     }
 

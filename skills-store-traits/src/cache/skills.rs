@@ -1,5 +1,6 @@
 //! [`CachedSkillStore`]: any [`SkillStore`] with the registry and metadata caches in front.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -222,6 +223,14 @@ impl<S: SkillStore> SkillStore for CachedSkillStore<S> {
         skill_id: &str,
     ) -> Result<Vec<SkillFileRecord>> {
         self.inner.list_skill_files(tenant, skill_id).await
+    }
+
+    async fn list_files_for_skills(
+        &self,
+        tenant: &TenantId,
+        skill_ids: &[String],
+    ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
+        self.inner.list_files_for_skills(tenant, skill_ids).await
     }
 
     async fn find_skill_file(

@@ -92,6 +92,7 @@ pub async fn run_all(store: &dyn AuditStore) {
     query_filters_and_order(store).await;
     tenant_isolation(store).await;
     concurrent_appenders_never_fork(store).await;
+    visit_range_lends_what_read_range_returns(store).await;
 }
 
 /// Appends get contiguous sequences from 1 and are read back verbatim by head, range and id.
@@ -448,4 +449,58 @@ pub async fn concurrent_appenders_never_fork(store: &dyn AuditStore) {
         ids, stored,
         "what each writer was told it appended is what is stored"
     );
+}
+
+/// [`AuditStore::visit_range`] lends exactly the entries `read_range` returns for the same
+/// arguments, in order, stops when told, and lends no other tenant's or chain's entries.
+pub async fn visit_range_lends_what_read_range_returns(store: &dyn AuditStore) {
+    let t = tenant();
+    let entries = fill(store, &t, "visit", "alice", 12).await;
+    fill(store, &t, "other-chain", "alice", 3).await;
+    fill(store, &tenant(), "visit", "alice", 5).await;
+    for (from, limit) in [
+        (0, 100),
+        (1, 12),
+        (1, 5),
+        (4, 3),
+        (11, 10),
+        (12, 1),
+        (13, 5),
+        (3, 0),
+    ] {
+        let read = store.read_range(&t, "visit", from, limit).await.unwrap();
+        let mut seen = Vec::new();
+        let lent = store
+            .visit_range(&t, "visit", from, limit, &mut |run: &[AuditEntry]| {
+                assert!(!run.is_empty(), "an empty slice was lent");
+                seen.extend_from_slice(run);
+                true
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            seen, read,
+            "visit_range({from}, {limit}) differs from read_range"
+        );
+        assert_eq!(lent, read.len());
+    }
+    let mut calls = 0;
+    store
+        .visit_range(&t, "visit", 1, 100, &mut |_: &[AuditEntry]| {
+            calls += 1;
+            false
+        })
+        .await
+        .unwrap();
+    assert_eq!(calls, 1, "lending went on after `false`");
+    let mut stranger = 0;
+    let lent = store
+        .visit_range(&tenant(), "visit", 1, 100, &mut |run: &[AuditEntry]| {
+            stranger += run.len();
+            true
+        })
+        .await
+        .unwrap();
+    assert_eq!((lent, stranger), (0, 0), "another tenant's chain was lent");
+    assert_eq!(entries.len(), 12);
 }

@@ -20,11 +20,13 @@
 )]
 
 pub mod audit;
+pub mod counting;
 pub mod learning;
 pub mod memory;
 pub mod packages;
 pub mod permissions;
 pub mod plans;
+pub mod skill_batches;
 pub mod skills;
 pub mod trust;
 

@@ -31,6 +31,7 @@ pub async fn run_all(store: &dyn SkillStore) {
     tenant_isolation(store).await;
     concurrent_writers(store).await;
     trust_levels(store).await;
+    super::skill_batches::run_all(store).await;
 }
 
 /// A skill's trust level round-trips, updates (and clears), and only the four levels pass.

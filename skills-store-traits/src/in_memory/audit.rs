@@ -124,6 +124,31 @@ impl AuditStore for InMemoryAuditStore {
         Ok(entries.iter().skip(start).take(limit).cloned().collect())
     }
 
+    async fn visit_range(
+        &self,
+        tenant: &TenantId,
+        chain: &str,
+        from_sequence: u64,
+        limit: usize,
+        visit: &mut (dyn for<'e> FnMut(&'e [AuditEntry]) -> bool + Send),
+    ) -> Result<usize> {
+        // The entries are lent under the read lock: no page is copied (a verification of a
+        // long chain spent much of its time cloning pages). Appends wait for the visit.
+        let tenants = lock::read(&self.tenants)?;
+        let Some(entries) = tenants.get(tenant).and_then(|a| a.chains.get(chain)) else {
+            return Ok(0);
+        };
+        // Sequence n sits at index n - 1; sequence 0 precedes the first entry.
+        let start = usize::try_from(from_sequence.saturating_sub(1)).unwrap_or(usize::MAX);
+        let lent = entries
+            .get(start..)
+            .map_or(&[][..], |rest| &rest[..limit.min(rest.len())]);
+        if !lent.is_empty() {
+            visit(lent);
+        }
+        Ok(lent.len())
+    }
+
     async fn get_entry(&self, tenant: &TenantId, record_id: &str) -> Result<Option<AuditEntry>> {
         let tenants = lock::read(&self.tenants)?;
         Ok(tenants.get(tenant).and_then(|audit| {

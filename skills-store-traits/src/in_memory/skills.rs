@@ -326,6 +326,25 @@ impl SkillStore for InMemorySkillStore {
             .unwrap_or_default())
     }
 
+    async fn list_files_for_skills(
+        &self,
+        tenant: &TenantId,
+        skill_ids: &[String],
+    ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
+        // One read lock for the whole batch: a consistent snapshot, and no per-id locking.
+        let state = read(&self.state)?;
+        let Some(t) = state.get(tenant) else {
+            return Ok(BTreeMap::new());
+        };
+        Ok(skill_ids
+            .iter()
+            .filter_map(|id| {
+                let files = t.files.get(id).filter(|files| !files.is_empty())?;
+                Some((id.clone(), files.values().cloned().collect()))
+            })
+            .collect())
+    }
+
     async fn find_skill_file(
         &self,
         tenant: &TenantId,

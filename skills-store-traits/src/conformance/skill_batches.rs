@@ -1,0 +1,170 @@
+//! The contract of the batch reads of [`SkillStore`]: a batch answers exactly what the
+//! per-item calls answer, within the caller's tenant.
+
+use std::collections::BTreeMap;
+
+use super::tenant;
+use crate::skills::{NewSkill, SkillFileRecord, SkillStore};
+use crate::tenancy::TenantId;
+
+/// Runs every batch contract.
+pub async fn run_all(store: &dyn SkillStore) {
+    files_for_skills_equals_per_item(store).await;
+    files_for_skills_tenant_isolation(store).await;
+    files_for_skills_many_ids(store).await;
+}
+
+/// What the per-item calls give for `ids`: the reference every batch answer must equal.
+async fn per_item(
+    store: &dyn SkillStore,
+    tenant: &TenantId,
+    ids: &[String],
+) -> BTreeMap<String, Vec<SkillFileRecord>> {
+    let mut out = BTreeMap::new();
+    for id in ids {
+        let files = store.list_skill_files(tenant, id).await.unwrap();
+        if !files.is_empty() {
+            out.insert(id.clone(), files);
+        }
+    }
+    out
+}
+
+/// Files of several skills at once: ordered by path (bytewise) within each skill, skills
+/// without files, unknown ids and repeated ids handled as the per-item calls would.
+pub async fn files_for_skills_equals_per_item(store: &dyn SkillStore) {
+    let t = tenant();
+    let many = store
+        .create_skill(
+            &t,
+            NewSkill::new("Many", "batch-many", "# Many\n")
+                .with_file("z.md", "z")
+                .with_file("b/a.txt", "ba")
+                .with_file("B.md", "upper first, bytewise")
+                .with_file("é.md", "after ascii"),
+        )
+        .await
+        .unwrap();
+    let one = store
+        .create_skill(
+            &t,
+            NewSkill::new("One", "batch-one", "# One\n").with_file("run.sh", "echo\n"),
+        )
+        .await
+        .unwrap();
+    let none = store
+        .create_skill(&t, NewSkill::new("None", "batch-none", "# None\n"))
+        .await
+        .unwrap();
+    // A skill whose only file was deleted: a directory skill with no files.
+    let emptied = store
+        .create_skill(
+            &t,
+            NewSkill::new("Emptied", "batch-emptied", "# E\n").with_file("gone.md", "g"),
+        )
+        .await
+        .unwrap();
+    let gone = store.list_skill_files(&t, &emptied.id).await.unwrap();
+    assert!(store.delete_skill_file(&t, &gone[0].id).await.unwrap());
+
+    let ids: Vec<String> = vec![
+        one.id.clone(),
+        "no-such-skill".to_owned(),
+        many.id.clone(),
+        none.id.clone(),
+        many.id.clone(),
+        emptied.id.clone(),
+        String::new(),
+    ];
+    let batch = store.list_files_for_skills(&t, &ids).await.unwrap();
+    assert_eq!(
+        batch,
+        per_item(store, &t, &ids).await,
+        "the batch differs from list_skill_files per id"
+    );
+    assert_eq!(
+        batch.keys().collect::<Vec<_>>(),
+        {
+            let mut with_files = vec![&many.id, &one.id];
+            with_files.sort();
+            with_files
+        },
+        "only skills with files have an entry"
+    );
+    let paths: Vec<&str> = batch[&many.id]
+        .iter()
+        .map(|f| f.relative_path.as_str())
+        .collect();
+    assert_eq!(paths, ["B.md", "b/a.txt", "z.md", "é.md"], "path order");
+    assert!(batch[&many.id].iter().all(|f| f.skill_id == many.id));
+    assert!(
+        store
+            .list_files_for_skills(&t, &[])
+            .await
+            .unwrap()
+            .is_empty(),
+        "no ids: no entries"
+    );
+}
+
+/// A batch never reaches another tenant's files, even when the ids are mixed.
+pub async fn files_for_skills_tenant_isolation(store: &dyn SkillStore) {
+    let owner = tenant();
+    let intruder = tenant();
+    let secret = store
+        .create_skill(
+            &owner,
+            NewSkill::new("Secret", "batch-secret", "# S\n").with_file("key.md", "k"),
+        )
+        .await
+        .unwrap();
+    let own = store
+        .create_skill(
+            &intruder,
+            NewSkill::new("Own", "batch-own", "# O\n").with_file("mine.md", "m"),
+        )
+        .await
+        .unwrap();
+    let ids = vec![secret.id.clone(), own.id.clone()];
+    let seen = store.list_files_for_skills(&intruder, &ids).await.unwrap();
+    assert_eq!(
+        seen.keys().collect::<Vec<_>>(),
+        [&own.id],
+        "a batch from another tenant saw the owner's files"
+    );
+    assert_eq!(seen, per_item(store, &intruder, &ids).await);
+    let owners = store.list_files_for_skills(&owner, &ids).await.unwrap();
+    assert_eq!(owners.keys().collect::<Vec<_>>(), [&secret.id]);
+    assert_eq!(owners[&secret.id][0].content, "k");
+}
+
+/// More ids than SQL backends bind per statement by default (999 in older SQLite): the
+/// answer is still complete and exact.
+pub async fn files_for_skills_many_ids(store: &dyn SkillStore) {
+    let t = tenant();
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let s = store
+            .create_skill(
+                &t,
+                NewSkill::new(format!("Bulk {i}"), format!("batch-bulk-{i}"), "# B\n")
+                    .with_file(format!("f{i}.md"), format!("{i}")),
+            )
+            .await
+            .unwrap();
+        ids.push(s.id);
+    }
+    let known = ids.clone();
+    // Unknown ids interleaved, some with characters that need quoting in SQL or JSON.
+    for i in 0..1_200 {
+        ids.insert((i * 7) % (ids.len() + 1), format!("missing-{i}'\"\\"));
+    }
+    let batch = store.list_files_for_skills(&t, &ids).await.unwrap();
+    assert_eq!(batch.len(), known.len(), "every known skill, nothing else");
+    for id in &known {
+        assert_eq!(
+            batch.get(id),
+            Some(&store.list_skill_files(&t, id).await.unwrap())
+        );
+    }
+}
