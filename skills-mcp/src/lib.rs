@@ -43,7 +43,7 @@ mod error;
 pub mod protocol;
 pub mod server;
 
-pub use client::{ClientLimits, McpSkillSource, import_tools};
+pub use client::{ClientLimits, McpSkillSource, McpToolCache, import_tools};
 pub use error::{Error, Result};
 pub use server::http::{HttpHandle, HttpOptions};
 pub use server::{LoadSkillParts, ReadAudit, SkillsMcpServer, SkillsMcpServerBuilder};

@@ -354,3 +354,46 @@ async fn http_needs_the_bearer_token_and_loopback() {
     assert_eq!(source.list().await.unwrap().len(), 2);
     handle.shutdown().await.unwrap();
 }
+
+/// Seed 003's MCP-tools cache: a server's tools are imported once per tenant and server,
+/// kept for 15 minutes, and imported afresh after the connection changes or the time ends.
+#[tokio::test]
+async fn imported_tools_are_cached_per_tenant_and_server_for_fifteen_minutes() {
+    use skills_mcp::McpToolCache;
+    use skills_store_traits::ManualClock;
+
+    let dir = common::skills_tree();
+    let server = SkillsMcpServer::for_directory(dir.path())
+        .build()
+        .await
+        .unwrap();
+    let source = connect(server).await;
+    let clock = ManualClock::new(1_000_000);
+    let cache = McpToolCache::new(clock.clone());
+    let (acme, other) = (TenantId::new("acme"), TenantId::new("other"));
+
+    let first = cache.tools(&acme, &source, 100).await.unwrap();
+    let names: Vec<&str> = first.iter().map(|t| t.name()).collect();
+    assert!(names.contains(&"use_skill"), "{names:?}");
+    let again = cache.tools(&acme, &source, 100).await.unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again), "the kept list");
+    assert_eq!(cache.stats(), (1, 1));
+    // Another tenant has its own entry.
+    cache.tools(&other, &source, 100).await.unwrap();
+    assert_eq!(cache.stats(), (1, 2));
+    // The connection changed: imported afresh.
+    cache.connection_changed(&acme, source.server_id());
+    let fresh = cache.tools(&acme, &source, 100).await.unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first, &fresh));
+    assert_eq!(cache.stats(), (1, 3));
+    // Fifteen minutes later: imported afresh.
+    clock.advance(15 * 60 * 1000);
+    let later = cache.tools(&acme, &source, 100).await.unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&fresh, &later));
+    assert_eq!(cache.stats(), (1, 4));
+    // An import that fails (more tools than allowed) keeps nothing.
+    cache.connection_changed(&acme, source.server_id());
+    assert!(cache.tools(&acme, &source, 0).await.is_err());
+    cache.tools(&acme, &source, 100).await.unwrap();
+    assert_eq!(cache.stats(), (1, 6), "the failed import left no entry");
+}

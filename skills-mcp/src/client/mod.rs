@@ -33,7 +33,7 @@ use skills_install::PackageLimits;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use fetch::{check_entry, file_bytes};
-pub use tools::import_tools;
+pub use tools::{McpToolCache, import_tools};
 
 use crate::error::{Error, Result};
 use crate::protocol::SKILLS_EXTENSION_ID;

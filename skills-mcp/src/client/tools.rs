@@ -76,3 +76,81 @@ pub async fn import_tools(source: &McpSkillSource, max: usize) -> Result<Vec<Too
         limit: source.limits().max_pages as u64,
     })
 }
+
+/// Each MCP server's tools, imported once and kept for seed 003's 15 minutes
+/// ([`MCP_TOOLS_TTL_MS`](skills_store_traits::cache::MCP_TOOLS_TTL_MS), the
+/// `mcp:tools:{orgId}:{provider}` key: per tenant and server), with a bounded size; the host
+/// calls [`McpToolCache::connection_changed`] when a server's connection changes (seed 003's
+/// invalidation trigger) and the next call imports afresh.
+///
+/// A list imported while an invalidation happened is not kept (the cache's generation), so
+/// a changed connection never gets its old tools back.
+pub struct McpToolCache {
+    cache: skills_store_traits::cache::TtlCache<
+        (skills_store_traits::TenantId, String),
+        std::sync::Arc<Vec<Tool>>,
+    >,
+}
+
+impl std::fmt::Debug for McpToolCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolCache")
+            .field("entries", &self.cache.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpToolCache {
+    /// A cache on `clock` with seed 003's TTL and the family's default size.
+    pub fn new(clock: std::sync::Arc<dyn skills_store_traits::Clock>) -> Self {
+        Self::with_ttl(
+            clock,
+            skills_store_traits::cache::MCP_TOOLS_TTL_MS,
+            skills_store_traits::cache::DEFAULT_CACHE_ENTRIES,
+        )
+    }
+
+    /// A cache keeping each list `ttl_ms`, at most `capacity` lists (0 for either: none).
+    pub fn with_ttl(
+        clock: std::sync::Arc<dyn skills_store_traits::Clock>,
+        ttl_ms: i64,
+        capacity: usize,
+    ) -> Self {
+        McpToolCache {
+            cache: skills_store_traits::cache::TtlCache::new(clock, ttl_ms, capacity),
+        }
+    }
+
+    /// The tools of `source`'s server for `tenant`: the kept list while it lives, else
+    /// [`import_tools`] (at most `max`) kept from now.
+    ///
+    /// # Errors
+    ///
+    /// [`import_tools`]'s; nothing is kept on an error.
+    pub async fn tools(
+        &self,
+        tenant: &skills_store_traits::TenantId,
+        source: &McpSkillSource,
+        max: usize,
+    ) -> Result<std::sync::Arc<Vec<Tool>>> {
+        let key = (tenant.clone(), source.server_id().to_owned());
+        if let Some(tools) = self.cache.get(&key) {
+            return Ok(tools);
+        }
+        let generation = self.cache.generation();
+        let tools = std::sync::Arc::new(import_tools(source, max).await?);
+        self.cache
+            .insert_if_unchanged(generation, key, tools.clone());
+        Ok(tools)
+    }
+
+    /// Drops the list of `server_id` for `tenant` (its connection changed).
+    pub fn connection_changed(&self, tenant: &skills_store_traits::TenantId, server_id: &str) {
+        self.cache.remove(&(tenant.clone(), server_id.to_owned()));
+    }
+
+    /// Hits and misses so far.
+    pub fn stats(&self) -> (u64, u64) {
+        self.cache.stats()
+    }
+}
