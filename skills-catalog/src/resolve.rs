@@ -128,11 +128,41 @@ pub struct ResolvedSkill {
 /// The client extension fields of a SKILL.md text (stored skills), read leniently; an
 /// unreadable frontmatter gives the defaults.
 fn client_fields(content: &str) -> (bool, bool, Option<String>, Option<String>) {
+    // Parsing every stored SKILL.md made resolving several times slower; a frontmatter that
+    // names none of the fields (and has no escape that could spell one) has the defaults.
+    if let Some(front) = frontmatter_text(content)
+        && !front.contains('\\')
+        && !CLIENT_FIELD_KEYS.iter().any(|key| front.contains(key))
+    {
+        return (true, true, None, None);
+    }
+    parsed_client_fields(content)
+}
+
+/// [`client_fields`] by parsing the whole `SKILL.md`.
+fn parsed_client_fields(content: &str) -> (bool, bool, Option<String>, Option<String>) {
     let parsed = skills_core::SkillMd::parse_str(content, None, &Default::default());
     match parsed.document {
         Some(md) => fields_of(&md.frontmatter),
         None => (true, true, None, None),
     }
+}
+
+/// The keys [`fields_of`] reads (`short-description` under `metadata`).
+const CLIENT_FIELD_KEYS: [&str; 4] = [
+    "disable-model-invocation",
+    "user-invocable",
+    "argument-hint",
+    "short-description",
+];
+
+/// The text between a leading `---` line and the next `---` line, when both are there.
+fn frontmatter_text(content: &str) -> Option<&str> {
+    let rest = content
+        .strip_prefix("---\n")
+        .or_else(|| content.strip_prefix("---\r\n"))?;
+    let end = rest.find("\n---")?;
+    Some(&rest[..end])
 }
 
 fn fields_of(fm: &skills_core::Frontmatter) -> (bool, bool, Option<String>, Option<String>) {
@@ -464,4 +494,36 @@ pub fn merge(stored: Vec<ResolvedSkill>, repo: Vec<ResolvedSkill>) -> Resolution
         }
     }
     Resolution { skills, warnings }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{client_fields, parsed_client_fields};
+
+    #[test]
+    fn the_fast_path_answers_what_parsing_answers() {
+        let samples = [
+            "---\nname: a\ndescription: b\n---\nBody mentions disable-model-invocation.\n",
+            "---\nname: a\ndescription: b\ndisable-model-invocation: true\n---\nx\n",
+            "---\r\nname: a\r\ndescription: b\r\nuser-invocable: false\r\n---\r\nx\r\n",
+            "---\nname: a\ndescription: b\nargument-hint: \"[file]\"\n---\n",
+            "---\nname: a\ndescription: b\nmetadata:\n  short-description: S\n---\n",
+            "---\nname: a\ndescription: b\n\"disable\\u002dmodel-invocation\": true\n---\n",
+            "no frontmatter at all",
+            "---\nname: a\ndescription: unterminated",
+            "",
+        ];
+        for sample in samples {
+            assert_eq!(
+                client_fields(sample),
+                parsed_client_fields(sample),
+                "{sample:?}"
+            );
+        }
+        assert_eq!(
+            client_fields(samples[1]),
+            (false, true, None, None),
+            "the field is read"
+        );
+    }
 }
