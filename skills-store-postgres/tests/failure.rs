@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use skills_store_postgres::{Error as PgError, PostgresStore};
 use skills_store_traits::{Error, NewSkill, NewSkillFile, SkillStore, SkillUpdate, TenantId};
 
-/// Waits until a backend of the store is blocked on a lock in a statement starting with
-/// `statement`, and terminates it.
-async fn kill_blocked_backend(killer: &tokio_postgres::Client, statement: &str) {
+/// Waits until a backend of the store is blocked by `blocker_pid` (this test's lock holder,
+/// so never another test's backend) in a statement starting with `statement`, and
+/// terminates it.
+async fn kill_blocked_backend(killer: &tokio_postgres::Client, blocker_pid: i32, statement: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         assert!(
@@ -27,8 +28,9 @@ async fn kill_blocked_backend(killer: &tokio_postgres::Client, statement: &str) 
         let row = killer
             .query_opt(
                 "SELECT pid FROM pg_stat_activity WHERE application_name = \
-                 'skills-store-postgres' AND wait_event_type = 'Lock' AND query LIKE $1",
-                &[&pattern],
+                 'skills-store-postgres' AND wait_event_type = 'Lock' AND query LIKE $1 \
+                 AND $2 = ANY(pg_blocking_pids(pid))",
+                &[&pattern, &blocker_pid],
             )
             .await
             .unwrap();
@@ -39,8 +41,9 @@ async fn kill_blocked_backend(killer: &tokio_postgres::Client, statement: &str) 
                 .await
                 .unwrap()
                 .get(0);
-            assert!(killed);
-            return;
+            if killed {
+                return;
+            }
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -86,12 +89,17 @@ async fn a_create_killed_mid_transaction_leaves_nothing() {
     lock.batch_execute("LOCK TABLE skill_files IN SHARE MODE")
         .await
         .unwrap();
+    let blocker_pid: i32 = lock
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .unwrap()
+        .get(0);
     let write = tokio::spawn({
         let store = store.clone();
         let tenant = tenant.clone();
         async move { store.create_skill(&tenant, big_skill("doomed", 5)).await }
     });
-    kill_blocked_backend(&killer, "INSERT INTO skill_files").await;
+    kill_blocked_backend(&killer, blocker_pid, "INSERT INTO skill_files").await;
     lock.rollback().await.unwrap();
     let error = write.await.unwrap().unwrap_err();
     assert_lost_connection(&error, "create_skill");
@@ -142,6 +150,11 @@ async fn an_update_killed_mid_transaction_keeps_the_old_skill_whole() {
     lock.batch_execute("LOCK TABLE skills IN SHARE MODE")
         .await
         .unwrap();
+    let blocker_pid: i32 = lock
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .unwrap()
+        .get(0);
     let write = tokio::spawn({
         let (store, tenant, id) = (store.clone(), tenant.clone(), old.id.clone());
         async move {
@@ -153,7 +166,7 @@ async fn an_update_killed_mid_transaction_keeps_the_old_skill_whole() {
             store.update_skill(&tenant, &id, update).await
         }
     });
-    kill_blocked_backend(&killer, "INSERT INTO skills").await;
+    kill_blocked_backend(&killer, blocker_pid, "INSERT INTO skills").await;
     lock.rollback().await.unwrap();
     let error = write.await.unwrap().unwrap_err();
     assert_lost_connection(&error, "update_skill");
