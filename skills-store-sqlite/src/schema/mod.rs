@@ -482,9 +482,23 @@ pub(crate) fn open(
     conn.busy_timeout(busy_timeout)
         .map_err(|e| Error::sqlite("setting the busy timeout", e))?;
     if path.is_some() {
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-            .map_err(|e| Error::sqlite("enabling write-ahead logging", e))?;
+        // Switching a new file to WAL needs its exclusive lock, and SQLite answers BUSY at
+        // once (no busy handler) when another process opens the same new file in that
+        // instant: look again until the busy timeout.
+        let started = std::time::Instant::now();
+        let mode: String = loop {
+            match conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && started.elapsed() < busy_timeout =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                other => {
+                    break other.map_err(|e| Error::sqlite("enabling write-ahead logging", e))?;
+                }
+            }
+        };
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::Unsupported(format!(
                 "write-ahead logging is unavailable here (journal mode `{mode}`)"
