@@ -223,7 +223,12 @@ async fn a_memory_balloon_hits_the_memory_limit() {
         "scripts/mem.py",
         "x = bytearray(1024 * 1024 * 1024)\nprint('ALLOCATED')\n",
     );
-    let out = fx.run("scripts/mem.py", &[], SandboxConfig::strict()).await;
+    // The strict preset's memory limit, with CPU time to spare: on a loaded host Python's
+    // start alone can use up the preset's 0.5 s of CPU, and that limit is not under test here
+    // (`a_cpu_spin_hits_the_cpu_limit` is).
+    let mut config = SandboxConfig::strict();
+    config.cpu_time = std::time::Duration::from_secs(10);
+    let out = fx.run("scripts/mem.py", &[], config).await;
     assert_eq!(out.status, Status::MemoryLimit, "{out:?}");
     assert!(!out.stdout.text.contains("ALLOCATED"));
 }
