@@ -10,7 +10,7 @@
 //!
 //! [`Permissions`]: crate::Permissions
 
-use skills_store_traits::approvals::{ApprovalStatus, MAX_APPROVAL_REASON_BYTES, NewApproval};
+use skills_store_traits::approvals::{MAX_APPROVAL_REASON_BYTES, NewApproval};
 use skills_store_traits::{Error as StoreError, PermissionStore};
 
 use super::{Decision, GateError, PolicyGate, StepRequest};
@@ -84,27 +84,19 @@ impl PolicyGate {
     }
 }
 
-/// Decides the step's pending approval, if one is pending.
+/// Decides the step's pending approval, if one is pending: one store call, a missing or
+/// already decided record being nothing to do.
 async fn decide(
     store: &dyn PermissionStore,
     step: &StepRequest,
     approved: bool,
     by: Option<&str>,
 ) -> Result<(), GateError> {
-    let tenant = &step.principal.tenant;
-    let pending = store
-        .get_approval(tenant, &step.execution_id)
-        .await?
-        .is_some_and(|r| r.status == ApprovalStatus::Pending);
-    if !pending {
-        return Ok(());
-    }
     match store
-        .decide_approval(tenant, &step.execution_id, approved, by)
+        .decide_approval(&step.principal.tenant, &step.execution_id, approved, by)
         .await
     {
-        // Another check decided it between the read and the write.
-        Ok(_) | Err(StoreError::Conflict { .. }) => Ok(()),
+        Ok(_) | Err(StoreError::NotFound { .. } | StoreError::Conflict { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
 }
