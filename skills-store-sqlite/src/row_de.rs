@@ -196,7 +196,7 @@ impl<'de> MapAccess<'de> for Parts<'de, '_> {
     ) -> Result<Option<K::Value>, Error> {
         match self.records.parts.get(self.index) {
             Some((name, _, _)) => seed
-                .deserialize(BorrowedStrDeserializer::new(*name))
+                .deserialize(BorrowedStrDeserializer::new(name))
                 .map(Some),
             None => Ok(None),
         }
