@@ -43,6 +43,8 @@ async fn batch_reads() {
     batches::files_for_skills_equals_per_item(&store).await;
     batches::files_for_skills_tenant_isolation(&store).await;
     batches::files_for_skills_many_ids(&store).await;
+    batches::agent_skills_equals_the_two_calls(&store).await;
+    batches::agent_skills_tenant_isolation(&store).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

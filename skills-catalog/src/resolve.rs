@@ -261,18 +261,14 @@ impl Resolver {
         team_id: Option<&str>,
         repo_skills: &[Skill],
     ) -> Result<Resolution> {
-        // Two store calls whatever the number of skills: the assignments with their skills,
-        // then every resolved skill's files in one batch (one query on SQL backends).
-        let assigned = store
-            .assignments_for_agent(tenant, agent_id, team_id)
+        // One store call whatever the number of skills: the assignments with their skills
+        // and those skills' files, from one snapshot (one round trip on PostgreSQL; a store
+        // without the method makes two calls).
+        let read = store
+            .assignments_for_agent_with_files(tenant, agent_id, team_id)
             .await?;
-        let groups = group_by_skill(assigned);
-        let ids: Vec<String> = groups.iter().map(|(id, _)| id.clone()).collect();
-        let mut files = if ids.is_empty() {
-            BTreeMap::new()
-        } else {
-            store.list_files_for_skills(tenant, &ids).await?
-        };
+        let mut files = read.files;
+        let groups = group_by_skill(read.assigned);
         let mut stored = Vec::with_capacity(groups.len());
         for (skill_id, group) in groups {
             let files = files.remove(&skill_id).unwrap_or_default();

@@ -102,3 +102,21 @@ async fn the_batched_resolution_equals_the_one_by_one_resolution() {
         .unwrap();
     assert!(stranger.skills.is_empty());
 }
+
+#[tokio::test]
+async fn resolving_is_one_store_call_when_the_store_reads_the_agent_at_once() {
+    for n in [0, 1, 10, 300] {
+        let (inner, t) = store_with(n).await;
+        let store = CountingSkillStore::new(ReadOnly::new(inner));
+        let resolution = Resolver::new()
+            .resolve_for_agent(&store, &t, "agent-1", Some("team-1"), &[])
+            .await
+            .unwrap();
+        assert_eq!(resolution.skills.len(), n);
+        assert_eq!(
+            store.calls().into_iter().collect::<Vec<_>>(),
+            [("assignments_for_agent_with_files", 1)],
+            "{n} skills"
+        );
+    }
+}

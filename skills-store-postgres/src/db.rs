@@ -124,6 +124,51 @@ impl Shared {
 
 const SET_TENANT: &str = "SELECT set_config('skills.tenant', $1, true)";
 
+/// The queries of [`Shared::read_snapshot`]: each statement with its parameters.
+pub(crate) type Queries<'a> = [(&'a str, &'a [&'a (dyn ToSql + Sync)])];
+
+impl Shared {
+    /// Runs read-only `queries` for `tenant` in one transaction that sees one snapshot
+    /// (`REPEATABLE READ, READ ONLY`), in one round trip: BEGIN, the tenant, every query and
+    /// COMMIT go out together (the client pipelines requests polled together, in order).
+    /// The COMMIT ends the transaction whatever happened (after a failed statement it rolls
+    /// back), so the connection goes back to the pool idle and nothing is left to roll back.
+    pub(crate) async fn read_snapshot(
+        &self,
+        tenant: &str,
+        queries: &Queries<'_>,
+    ) -> Outcome<Vec<Vec<Row>>> {
+        let conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|error| Failure::Pool(error.to_string()))?;
+        let set_tenant = conn.prepare_cached(SET_TENANT).await?;
+        let mut statements = Vec::with_capacity(queries.len());
+        for (sql, _) in queries {
+            statements.push(conn.prepare_cached(sql).await?);
+        }
+        let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
+        let answers = futures::future::join_all(
+            statements
+                .iter()
+                .zip(queries)
+                .map(|(statement, (_, params))| conn.query(statement, params)),
+        );
+        let (begun, set, answers, committed) = futures::join!(
+            conn.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+            conn.execute(&set_tenant, &tenant_param),
+            answers,
+            conn.batch_execute("COMMIT"),
+        );
+        begun?;
+        set?;
+        let rows = answers.into_iter().collect::<Result<Vec<_>, _>>()?;
+        committed?;
+        Ok(rows)
+    }
+}
+
 /// One transaction on one pooled connection; rolled back unless committed.
 pub(crate) struct Tx {
     conn: Option<Object>,

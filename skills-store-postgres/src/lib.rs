@@ -55,6 +55,7 @@
 
 #[macro_use]
 mod db;
+mod agent_skills;
 mod audit;
 mod error;
 mod learning;

@@ -9,14 +9,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use async_trait::async_trait;
 use skills_store_traits::validate;
 use skills_store_traits::{
-    AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, Error, NewAssignment,
-    NewSkill, NewSkillFile, Result, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
-    SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TenantId, Timestamp, assignment_order,
-    new_id,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, Error,
+    NewAssignment, NewSkill, NewSkillFile, Result, SkillAssignment, SkillFileRecord,
+    SkillFileUpdate, SkillFilter, SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TenantId,
+    Timestamp, assignment_order, new_id,
 };
 use tokio_postgres::types::Json;
 
 use crate::PostgresStore;
+use crate::agent_skills;
 use crate::db::{Domain, Shared, Tx, doc};
 use crate::error::Outcome;
 
@@ -528,31 +529,13 @@ async fn assignments_for_agent(
     team_id: Option<String>,
 ) -> Outcome<Vec<AssignedSkill>> {
     let tx = s.begin(tenant.as_str()).await?;
-    // One query, whatever the number of skills: the assignments of the three targets with
-    // their skills.
     let rows = tx
         .query(
-            "SELECT a.doc, s.doc FROM skill_assignments a \
-             JOIN skills s ON s.tenant_id = a.tenant_id AND s.id = a.skill_id \
-             WHERE a.tenant_id = $1 AND ((a.scope = 'global' AND a.scope_id = '') \
-             OR (a.scope = 'agent' AND a.scope_id = $2) \
-             OR ($3::TEXT IS NOT NULL AND a.scope = 'team' AND a.scope_id = $3))",
+            agent_skills::ASSIGNED,
             &[&tenant.as_str(), &agent_id, &team_id],
         )
         .await?;
-    let mut list = rows
-        .iter()
-        .map(|row| {
-            let assignment = row.try_get::<_, Json<serde_json::Value>>(0)?.0;
-            let skill = row.try_get::<_, Json<serde_json::Value>>(1)?.0;
-            Ok(record!(AssignedSkill {
-                "assignment": assignment,
-                "skill": skill,
-            }))
-        })
-        .collect::<Outcome<Vec<_>>>()?;
-    list.sort_by(|a, b| assignment_order(&a.assignment, &b.assignment));
-    Ok(list)
+    agent_skills::assigned(&rows)
 }
 
 async fn update_assignment(
@@ -659,11 +642,7 @@ async fn files_for_skills(
             &[&tenant.as_str(), &ids],
         )
         .await?;
-    let mut out: BTreeMap<String, Vec<SkillFileRecord>> = BTreeMap::new();
-    for file in files {
-        out.entry(file.skill_id.clone()).or_default().push(file);
-    }
-    Ok(out)
+    Ok(agent_skills::grouped(files))
 }
 
 #[async_trait]
@@ -837,6 +816,23 @@ impl SkillStore for PostgresStore {
             team_id.map(str::to_owned),
         );
         self.call("assignments_for_agent", task).await
+    }
+
+    /// Both queries in one `REPEATABLE READ` transaction, sent with its BEGIN and COMMIT in
+    /// one round trip.
+    async fn assignments_for_agent_with_files(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<AgentSkills> {
+        let task = agent_skills::read(
+            self.shared(),
+            tenant.clone(),
+            agent_id.to_owned(),
+            team_id.map(str::to_owned),
+        );
+        self.call("assignments_for_agent_with_files", task).await
     }
 
     async fn update_assignment(

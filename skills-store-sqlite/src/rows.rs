@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use skills_store_traits::Error as StoreError;
 
 use crate::error::{Outcome, corrupt};
+use crate::row_de::{RowRecord, RowRecords};
 
 /// A serde object from `"key" => value` pairs; in a function returning [`Outcome`].
 macro_rules! object {
@@ -94,20 +95,37 @@ fn u64_to_i64(value: u64) -> i64 {
     i64::from_ne_bytes(value.to_ne_bytes())
 }
 
-fn i64_to_u64(value: i64) -> u64 {
+pub(crate) fn i64_to_u64(value: i64) -> u64 {
     u64::from_ne_bytes(value.to_ne_bytes())
 }
 
-/// Reads `fields` from the row's columns starting at `offset` into a record.
+/// Reads `fields` from the row's columns starting at `offset` into a record, straight
+/// from the columns (see [`crate::row_de`]); the same record [`decode_object`] and
+/// [`from_object`] give.
 pub(crate) fn decode<T: DeserializeOwned>(
     row: &Row<'_>,
     offset: usize,
     fields: &[Field],
 ) -> rusqlite::Result<T> {
-    from_object(decode_object(row, offset, fields)?).map_err(|e| corrupt(offset, e))
+    T::deserialize(RowRecord {
+        row,
+        offset,
+        fields,
+    })
+    .map_err(|e| corrupt(offset, e))
+}
+
+/// Reads several records side by side (a join's row) into the struct whose field `name`
+/// is the record of `fields` from column `offset`, for each `(name, offset, fields)`.
+pub(crate) fn decode_parts<T: DeserializeOwned>(
+    row: &Row<'_>,
+    parts: &[(&'static str, usize, &[Field])],
+) -> rusqlite::Result<T> {
+    T::deserialize(RowRecords { row, parts }).map_err(|e| corrupt(0, e))
 }
 
 /// A record from its serde object.
+#[cfg(test)]
 pub(crate) fn from_object<T: DeserializeOwned>(
     object: Map<String, Value>,
 ) -> serde_json::Result<T> {
@@ -125,7 +143,10 @@ pub(crate) fn build<T: DeserializeOwned>(value: Value) -> Outcome<T> {
     })
 }
 
-/// Reads `fields` from the row's columns starting at `offset` into the record's serde object.
+/// Reads `fields` from the row's columns starting at `offset` into the record's serde
+/// object: how rows were read before [`decode`] read them directly, kept as the reference
+/// the direct reading is tested against.
+#[cfg(test)]
 pub(crate) fn decode_object(
     row: &Row<'_>,
     offset: usize,

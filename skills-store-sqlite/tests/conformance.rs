@@ -55,6 +55,8 @@ contracts!(skill_batches:
     files_for_skills_equals_per_item,
     files_for_skills_tenant_isolation,
     files_for_skills_many_ids,
+    agent_skills_equals_the_two_calls,
+    agent_skills_tenant_isolation,
 );
 
 contracts!(skills:

@@ -71,9 +71,10 @@ pub use permissions::PermissionStore;
 pub use plans::PlanStore;
 pub use read_only::ReadOnly;
 pub use skills::{
-    AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill,
-    NewSkillFile, SKILL_CATEGORIES, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
-    SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TRUST_LEVELS, assignment_order,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment,
+    NewSkill, NewSkillFile, SKILL_CATEGORIES, SkillAssignment, SkillFileRecord, SkillFileUpdate,
+    SkillFilter, SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TRUST_LEVELS,
+    agent_skills_in_two_calls, assigned_skill_ids, assignment_order,
 };
 pub use tenancy::{TenantId, UserId, UserScope};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp, new_id};

@@ -22,9 +22,9 @@ use crate::plans::{
     NewPlan, NewStep, PlanFilter, PlanRecord, PlanStore, PlanUpdate, StepUpdate, WorkingMemoryEntry,
 };
 use crate::skills::{
-    AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill, NewSkillFile,
-    SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord, SkillStore,
-    SkillUpdate,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
+    NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
+    SkillStore, SkillUpdate,
 };
 use crate::tenancy::{TenantId, UserScope};
 
@@ -141,6 +141,16 @@ impl<S: SkillStore + ?Sized> SkillStore for ReadOnly<S> {
         skill_ids: &[String],
     ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
         self.inner.list_files_for_skills(tenant, skill_ids).await
+    }
+    async fn assignments_for_agent_with_files(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<AgentSkills> {
+        self.inner
+            .assignments_for_agent_with_files(tenant, agent_id, team_id)
+            .await
     }
     async fn find_skill_file(
         &self,

@@ -15,6 +15,10 @@ use crate::error::Result;
 use crate::tenancy::TenantId;
 use crate::time::Timestamp;
 
+mod batch;
+
+pub use batch::{AgentSkills, agent_skills_in_two_calls, assigned_skill_ids, files_one_by_one};
+
 /// The trust levels a stored skill may carry (seed 000 section 1.3).
 pub const TRUST_LEVELS: &[&str] = &["core", "verified", "community", "user"];
 
@@ -478,6 +482,15 @@ pub struct AssignedSkill {
     pub skill: SkillRecord,
 }
 
+impl AssignedSkill {
+    /// The pair, for backends that read the two records separately (another crate cannot
+    /// build a `#[non_exhaustive]` struct literally, and going through the serde form costs
+    /// a copy of both records).
+    pub fn new(assignment: SkillAssignment, skill: SkillRecord) -> Self {
+        AssignedSkill { assignment, skill }
+    }
+}
+
 /// The order every backend lists assignments in: priority (high first), then slug, then
 /// scope (global, team, agent), then scope id, then id.
 pub fn assignment_order(a: &SkillAssignment, b: &SkillAssignment) -> std::cmp::Ordering {
@@ -487,28 +500,6 @@ pub fn assignment_order(a: &SkillAssignment, b: &SkillAssignment) -> std::cmp::O
         .then_with(|| a.scope.cmp(&b.scope))
         .then_with(|| a.scope_id.cmp(&b.scope_id))
         .then_with(|| a.id.cmp(&b.id))
-}
-
-/// [`SkillStore::list_files_for_skills`] the slow way, one
-/// [`list_skill_files`](SkillStore::list_skill_files) call per distinct id: the trait's
-/// default, for decorators that want it explicitly and tests that compare against it.
-pub async fn files_one_by_one<S: SkillStore + ?Sized>(
-    store: &S,
-    tenant: &TenantId,
-    skill_ids: &[String],
-) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
-    let mut out = BTreeMap::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for id in skill_ids {
-        if !seen.insert(id.as_str()) {
-            continue;
-        }
-        let files = store.list_skill_files(tenant, id).await?;
-        if !files.is_empty() {
-            out.insert(id.clone(), files);
-        }
-    }
-    Ok(out)
 }
 
 /// Stores skills, their supporting files and their assignments, per tenant: every
@@ -653,6 +644,21 @@ pub trait SkillStore: Send + Sync {
         agent_id: &str,
         team_id: Option<&str>,
     ) -> Result<Vec<AssignedSkill>>;
+    /// [`assignments_for_agent`](SkillStore::assignments_for_agent) and the files of every
+    /// skill it returns ([`list_files_for_skills`](SkillStore::list_files_for_skills)) in
+    /// one call: what the resolver reads. Backends answer it from one snapshot, so a skill
+    /// never comes with the files of another version of it, in a number of queries that
+    /// does not grow with the number of skills (one round trip on PostgreSQL).
+    ///
+    /// The default makes the two calls (two snapshots); decorators forward it.
+    async fn assignments_for_agent_with_files(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<AgentSkills> {
+        agent_skills_in_two_calls(self, tenant, agent_id, team_id).await
+    }
     /// Changes an assignment; `None` when it does not exist.
     async fn update_assignment(
         &self,

@@ -477,6 +477,16 @@ impl SkillStore for FailingSkills {
             .guard(self.inner.list_files_for_skills(t, ids))
             .await
     }
+    async fn assignments_for_agent_with_files(
+        &self,
+        t: &TenantId,
+        agent: &str,
+        team: Option<&str>,
+    ) -> Result<skills::store::AgentSkills> {
+        self.faults
+            .guard(self.inner.assignments_for_agent_with_files(t, agent, team))
+            .await
+    }
     async fn find_skill_file(
         &self,
         t: &TenantId,

@@ -473,6 +473,7 @@ pub(crate) fn open(
     path: Option<&Path>,
     synchronous: Synchronous,
     busy_timeout: Duration,
+    cache_kib: u32,
 ) -> Result<Connection, Error> {
     let mut conn = match path {
         Some(path) => Connection::open(path),
@@ -509,6 +510,9 @@ pub(crate) fn open(
         .map_err(|e| Error::sqlite("setting the synchronous mode", e))?;
     conn.pragma_update(None, "foreign_keys", true)
         .map_err(|e| Error::sqlite("enabling foreign keys", e))?;
+    // A negative cache size is in KiB.
+    conn.pragma_update(None, "cache_size", -i64::from(cache_kib))
+        .map_err(|e| Error::sqlite("sizing the page cache", e))?;
     migrate_to(&mut conn, LATEST)?;
     Ok(conn)
 }

@@ -171,3 +171,22 @@ fn a_negative_version_is_refused() {
         Err(Error::UnknownSchema { found: -1 })
     ));
 }
+
+#[test]
+fn the_page_cache_is_sized_as_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cache.sqlite3");
+    for kib in [64, crate::DEFAULT_CACHE_KIB] {
+        let conn = open(
+            Some(&path),
+            Synchronous::Normal,
+            Duration::from_secs(1),
+            kib,
+        )
+        .unwrap();
+        let size: i64 = conn
+            .pragma_query_value(None, "cache_size", |row| row.get(0))
+            .unwrap();
+        assert_eq!(size, -i64::from(kib), "negative: KiB");
+    }
+}

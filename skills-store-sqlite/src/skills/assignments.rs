@@ -9,10 +9,9 @@ use skills_store_traits::{
 };
 
 use super::records;
-use crate::error::{Outcome, corrupt};
+use crate::error::Outcome;
 use crate::rows::{
-    Field, Kind, build, columns, decode, decode_object, field, from_object, insert_object, object,
-    renamed,
+    Field, Kind, build, columns, decode, decode_parts, field, insert_object, object, renamed,
 };
 
 /// The `skill_assignments` columns, in [`SkillAssignment`]'s field order.
@@ -135,13 +134,12 @@ pub(crate) fn for_agent(
          UNION ALL {select}'team' AND a.scope_id = ?3"
     );
     let mut statement = conn.prepare_cached(&sql)?;
+    let parts = [
+        ("assignment", 0, FIELDS),
+        ("skill", FIELDS.len(), records::FIELDS),
+    ];
     let rows = statement.query_map(params![tenant, agent, team], |row| {
-        let assignment = decode_object(row, 0, FIELDS)?;
-        let skill = decode_object(row, FIELDS.len(), records::FIELDS)?;
-        let mut pair = serde_json::Map::new();
-        pair.insert("assignment".to_owned(), Value::Object(assignment));
-        pair.insert("skill".to_owned(), Value::Object(skill));
-        from_object(pair).map_err(|e| corrupt(0, e))
+        decode_parts::<AssignedSkill>(row, &parts)
     })?;
     let mut list: Vec<AssignedSkill> = rows.collect::<rusqlite::Result<_>>()?;
     list.sort_by(|a, b| assignment_order(&a.assignment, &b.assignment));

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use skills_store_traits::validate;
 use skills_store_traits::{
-    AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill, NewSkillFile,
-    Result, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
-    SkillStore, SkillUpdate, TenantId,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
+    NewSkillFile, Result, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
+    SkillRecord, SkillStore, SkillUpdate, TenantId, assigned_skill_ids,
 };
 
 use crate::SqliteStore;
@@ -223,6 +223,24 @@ impl SkillStore for SqliteStore {
         let team = team_id.map(str::to_owned);
         self.worker
             .read(move |conn| assignments::for_agent(conn, &tenant, &agent, team.as_deref()))
+            .await
+    }
+
+    async fn assignments_for_agent_with_files(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<AgentSkills> {
+        let (tenant, agent) = (tenant.to_string(), agent_id.to_owned());
+        let team = team_id.map(str::to_owned);
+        // One job, one read transaction: both statements see one snapshot.
+        self.worker
+            .read(move |conn| {
+                let assigned = assignments::for_agent(conn, &tenant, &agent, team.as_deref())?;
+                let files = files::list_many(conn, &tenant, &assigned_skill_ids(&assigned))?;
+                Ok(AgentSkills::new(assigned, files))
+            })
             .await
     }
 

@@ -8,9 +8,9 @@ use async_trait::async_trait;
 use super::{DEFAULT_CACHE_ENTRIES, METADATA_TTL_MS, REGISTRY_TTL_MS, TtlCache};
 use crate::error::Result;
 use crate::skills::{
-    AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill, NewSkillFile,
-    SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord, SkillStore,
-    SkillUpdate,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
+    NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
+    SkillStore, SkillUpdate,
 };
 use crate::tenancy::TenantId;
 use crate::time::Clock;
@@ -231,6 +231,17 @@ impl<S: SkillStore> SkillStore for CachedSkillStore<S> {
         skill_ids: &[String],
     ) -> Result<BTreeMap<String, Vec<SkillFileRecord>>> {
         self.inner.list_files_for_skills(tenant, skill_ids).await
+    }
+    async fn assignments_for_agent_with_files(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<AgentSkills> {
+        // Not cached: resolution reads assignments, which the caches do not hold.
+        self.inner
+            .assignments_for_agent_with_files(tenant, agent_id, team_id)
+            .await
     }
 
     async fn find_skill_file(

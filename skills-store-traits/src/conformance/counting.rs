@@ -8,16 +8,17 @@ use async_trait::async_trait;
 
 use crate::error::Result;
 use crate::skills::{
-    AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill, NewSkillFile,
-    SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord, SkillStore,
-    SkillUpdate, files_one_by_one,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
+    NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
+    SkillStore, SkillUpdate, agent_skills_in_two_calls, files_one_by_one,
 };
 use crate::tenancy::TenantId;
 
 /// Forwards every call to `inner` and counts it by method name. With
-/// [`one_by_one`](CountingSkillStore::one_by_one), `list_files_for_skills` takes the
-/// trait's default path (one counted `list_skill_files` per id), which is what a backend
-/// that does not override it costs.
+/// [`one_by_one`](CountingSkillStore::one_by_one), `list_files_for_skills` and
+/// `assignments_for_agent_with_files` take the trait's default paths (one counted
+/// `list_skill_files` per id; a counted `assignments_for_agent` and files call), which is
+/// what a backend that overrides neither costs.
 ///
 /// ```
 /// # futures::executor::block_on(async {
@@ -46,7 +47,8 @@ impl<S: SkillStore> CountingSkillStore<S> {
         }
     }
 
-    /// Answers `list_files_for_skills` with the trait's default (per-id calls).
+    /// Answers `list_files_for_skills` and `assignments_for_agent_with_files` with the
+    /// trait's defaults (per-id calls).
     pub fn one_by_one(mut self) -> Self {
         self.one_by_one = true;
         self
@@ -134,6 +136,20 @@ impl<S: SkillStore> SkillStore for CountingSkillStore<S> {
         }
         self.count("list_files_for_skills");
         self.inner.list_files_for_skills(t, ids).await
+    }
+    async fn assignments_for_agent_with_files(
+        &self,
+        t: &TenantId,
+        agent: &str,
+        team: Option<&str>,
+    ) -> Result<AgentSkills> {
+        if self.one_by_one {
+            return agent_skills_in_two_calls(self, t, agent, team).await;
+        }
+        self.count("assignments_for_agent_with_files");
+        self.inner
+            .assignments_for_agent_with_files(t, agent, team)
+            .await
     }
     async fn find_skill_file(
         &self,
@@ -248,5 +264,46 @@ mod tests {
             1,
             "CachedSkillStore fell back to per-id calls"
         );
+    }
+
+    #[tokio::test]
+    async fn decorators_forward_the_agent_read_and_the_default_meets_its_contract() {
+        use crate::ReadOnly;
+        use crate::cache::CachedSkillStore;
+        use std::sync::Arc;
+        let counted = Arc::new(CountingSkillStore::new(InMemorySkillStore::new()));
+        let t = TenantId::new("t");
+        let view = ReadOnly::new(Arc::clone(&counted));
+        view.assignments_for_agent_with_files(&t, "a", Some("team"))
+            .await
+            .unwrap();
+        assert_eq!(
+            counted.calls().get("assignments_for_agent_with_files"),
+            Some(&1),
+            "ReadOnly fell back to the two calls"
+        );
+        assert_eq!(counted.total(), 1);
+        let cached = CachedSkillStore::new(
+            CountingSkillStore::new(InMemorySkillStore::new()),
+            Arc::new(crate::SystemClock),
+        );
+        cached
+            .assignments_for_agent_with_files(&t, "a", None)
+            .await
+            .unwrap();
+        assert_eq!(
+            cached.inner().total(),
+            1,
+            "CachedSkillStore did not forward"
+        );
+        // The trait's default (two calls) meets the same contract as the overrides.
+        let default = CountingSkillStore::new(InMemorySkillStore::new()).one_by_one();
+        super::super::skill_batches::agent_skills_equals_the_two_calls(&default).await;
+        super::super::skill_batches::agent_skills_tenant_isolation(&default).await;
+        assert_eq!(
+            default.calls().get("assignments_for_agent_with_files"),
+            None
+        );
+        assert!(default.calls()["assignments_for_agent"] > 0);
     }
 }

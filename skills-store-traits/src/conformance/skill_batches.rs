@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 
 use super::tenant;
-use crate::skills::{NewSkill, SkillFileRecord, SkillStore};
+use crate::skills::{
+    AssignmentUpdate, NewAssignment, NewSkill, SkillFileRecord, SkillStore, SkillUpdate,
+    assigned_skill_ids,
+};
 use crate::tenancy::TenantId;
 
 /// Runs every batch contract.
@@ -12,6 +15,8 @@ pub async fn run_all(store: &dyn SkillStore) {
     files_for_skills_equals_per_item(store).await;
     files_for_skills_tenant_isolation(store).await;
     files_for_skills_many_ids(store).await;
+    agent_skills_equals_the_two_calls(store).await;
+    agent_skills_tenant_isolation(store).await;
 }
 
 /// What the per-item calls give for `ids`: the reference every batch answer must equal.
@@ -167,4 +172,182 @@ pub async fn files_for_skills_many_ids(store: &dyn SkillStore) {
             Some(&store.list_skill_files(&t, id).await.unwrap())
         );
     }
+}
+
+/// The agent's read in one call answers what the two calls answer: every assignment
+/// reaching the agent (disabled ones and disabled skills included) with its skill, in
+/// assignment order, and the files of exactly those skills.
+pub async fn agent_skills_equals_the_two_calls(store: &dyn SkillStore) {
+    let t = tenant();
+    let make = |slug: &str, files: &[(&str, &str)]| {
+        let mut new = NewSkill::new(slug, slug, format!("# {slug}\n"));
+        for (path, content) in files {
+            new = new.with_file(*path, *content);
+        }
+        new
+    };
+    let global = store
+        .create_skill(&t, make("agent-global", &[("z.md", "z"), ("a/b.md", "ab")]))
+        .await
+        .unwrap();
+    let team = store
+        .create_skill(&t, make("agent-team", &[]))
+        .await
+        .unwrap();
+    let own = store
+        .create_skill(&t, make("agent-own", &[("skill.json", r#"{"layer": 1}"#)]))
+        .await
+        .unwrap();
+    let off = store
+        .create_skill(&t, make("agent-off", &[("off.md", "o")]))
+        .await
+        .unwrap();
+    let quiet = store
+        .create_skill(&t, make("agent-quiet", &[("q.md", "q")]))
+        .await
+        .unwrap();
+    let other = store
+        .create_skill(&t, make("agent-other", &[("other.md", "x")]))
+        .await
+        .unwrap();
+    store
+        .create_assignment(&t, NewAssignment::global(&global.id))
+        .await
+        .unwrap();
+    store
+        .create_assignment(&t, NewAssignment::agent(&global.id, "agent-1").priority(5))
+        .await
+        .unwrap();
+    store
+        .create_assignment(&t, NewAssignment::team(&team.id, "team-1"))
+        .await
+        .unwrap();
+    store
+        .create_assignment(&t, NewAssignment::agent(&own.id, "agent-1").priority(-1))
+        .await
+        .unwrap();
+    store
+        .create_assignment(&t, NewAssignment::agent(&off.id, "agent-1"))
+        .await
+        .unwrap();
+    let update = SkillUpdate {
+        enabled: Some(false),
+        ..SkillUpdate::default()
+    };
+    store.update_skill(&t, &off.id, update).await.unwrap();
+    let muted = store
+        .create_assignment(&t, NewAssignment::team(&quiet.id, "team-1"))
+        .await
+        .unwrap();
+    let mute = AssignmentUpdate {
+        enabled: Some(false),
+        ..AssignmentUpdate::default()
+    };
+    store.update_assignment(&t, &muted.id, mute).await.unwrap();
+    store
+        .create_assignment(&t, NewAssignment::agent(&other.id, "agent-2"))
+        .await
+        .unwrap();
+
+    for team_id in [Some("team-1"), None, Some("no-such-team")] {
+        let got = store
+            .assignments_for_agent_with_files(&t, "agent-1", team_id)
+            .await
+            .unwrap();
+        let assigned = store
+            .assignments_for_agent(&t, "agent-1", team_id)
+            .await
+            .unwrap();
+        assert_eq!(got.assigned, assigned, "assignments differ ({team_id:?})");
+        let files = store
+            .list_files_for_skills(&t, &assigned_skill_ids(&assigned))
+            .await
+            .unwrap();
+        assert_eq!(got.files, files, "files differ ({team_id:?})");
+    }
+    let got = store
+        .assignments_for_agent_with_files(&t, "agent-1", Some("team-1"))
+        .await
+        .unwrap();
+    assert_eq!(
+        got.assigned.len(),
+        6,
+        "two for the global skill, one each else"
+    );
+    let mut with_files = vec![&global.id, &own.id, &off.id, &quiet.id];
+    with_files.sort();
+    assert_eq!(
+        got.files.keys().collect::<Vec<_>>(),
+        with_files,
+        "the files of every assigned skill with files, disabled ones included"
+    );
+    let paths: Vec<&str> = got.files[&global.id]
+        .iter()
+        .map(|f| f.relative_path.as_str())
+        .collect();
+    assert_eq!(paths, ["a/b.md", "z.md"], "path order");
+    assert_eq!(
+        got.files[&own.id][0].content, r#"{"layer": 1}"#,
+        "with content"
+    );
+    let nobody = store
+        .assignments_for_agent_with_files(&t, "agent-9", None)
+        .await
+        .unwrap();
+    assert_eq!(nobody.assigned.len(), 1, "the global assignment only");
+    assert_eq!(nobody.files.keys().collect::<Vec<_>>(), [&global.id]);
+}
+
+/// The agent's read never reaches another tenant's assignments or files, even for the
+/// same agent and team names.
+pub async fn agent_skills_tenant_isolation(store: &dyn SkillStore) {
+    let owner = tenant();
+    let intruder = tenant();
+    let secret = store
+        .create_skill(
+            &owner,
+            NewSkill::new("Secret", "agent-secret", "# S\n").with_file("key.md", "k"),
+        )
+        .await
+        .unwrap();
+    store
+        .create_assignment(&owner, NewAssignment::global(&secret.id))
+        .await
+        .unwrap();
+    store
+        .create_assignment(&owner, NewAssignment::agent(&secret.id, "agent-1"))
+        .await
+        .unwrap();
+    let seen = store
+        .assignments_for_agent_with_files(&intruder, "agent-1", Some("team-1"))
+        .await
+        .unwrap();
+    assert!(
+        seen.assigned.is_empty() && seen.files.is_empty(),
+        "{seen:?}"
+    );
+    let own = store
+        .create_skill(
+            &intruder,
+            NewSkill::new("Own", "agent-secret", "# O\n").with_file("mine.md", "m"),
+        )
+        .await
+        .unwrap();
+    store
+        .create_assignment(&intruder, NewAssignment::global(&own.id))
+        .await
+        .unwrap();
+    let seen = store
+        .assignments_for_agent_with_files(&intruder, "agent-1", None)
+        .await
+        .unwrap();
+    assert_eq!(seen.assigned.len(), 1);
+    assert_eq!(seen.assigned[0].skill.id, own.id);
+    assert_eq!(seen.files.keys().collect::<Vec<_>>(), [&own.id]);
+    let owners = store
+        .assignments_for_agent_with_files(&owner, "agent-1", None)
+        .await
+        .unwrap();
+    assert_eq!(owners.assigned.len(), 2);
+    assert_eq!(owners.files[&secret.id][0].content, "k");
 }

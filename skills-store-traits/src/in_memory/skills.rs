@@ -8,9 +8,9 @@ use async_trait::async_trait;
 use super::lock::{read, write};
 use crate::error::{Error, Result};
 use crate::skills::{
-    AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment, NewSkill,
-    NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
-    SkillSourceKind, SkillStore, SkillUpdate, assignment_order,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment,
+    NewSkill, NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
+    SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, assigned_skill_ids, assignment_order,
 };
 use crate::tenancy::TenantId;
 use crate::time::{Clock, SystemClock, Timestamp, new_id};
@@ -84,6 +84,31 @@ fn file_record(skill_id: &str, file: &NewSkillFile, now: Timestamp) -> SkillFile
 }
 
 impl Tenant {
+    /// Every assignment reaching the agent with its skill, in [`assignment_order`].
+    fn assigned_to(&self, agent_id: &str, team_id: Option<&str>) -> Vec<AssignedSkill> {
+        let mut targets = vec![
+            (AssignmentScope::Global, None),
+            (AssignmentScope::Agent, Some(agent_id.to_owned())),
+        ];
+        if let Some(team) = team_id {
+            targets.push((AssignmentScope::Team, Some(team.to_owned())));
+        }
+        let mut list: Vec<AssignedSkill> = targets
+            .iter()
+            .filter_map(|target| self.by_target.get(target))
+            .flatten()
+            .filter_map(|id| self.assignments.get(id))
+            .filter_map(|a| {
+                self.skills.get(&a.skill_id).map(|skill| AssignedSkill {
+                    assignment: a.clone(),
+                    skill: skill.clone(),
+                })
+            })
+            .collect();
+        list.sort_by(|a, b| assignment_order(&a.assignment, &b.assignment));
+        list
+    }
+
     fn files_bytes(&self, skill_id: &str) -> u64 {
         self.files
             .get(skill_id)
@@ -552,30 +577,32 @@ impl SkillStore for InMemorySkillStore {
         team_id: Option<&str>,
     ) -> Result<Vec<AssignedSkill>> {
         let state = read(&self.state)?;
+        Ok(state
+            .get(tenant)
+            .map(|t| t.assigned_to(agent_id, team_id))
+            .unwrap_or_default())
+    }
+
+    async fn assignments_for_agent_with_files(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<AgentSkills> {
+        // One read lock for both parts: one snapshot.
+        let state = read(&self.state)?;
         let Some(t) = state.get(tenant) else {
-            return Ok(Vec::new());
+            return Ok(AgentSkills::default());
         };
-        let mut targets = vec![
-            (AssignmentScope::Global, None),
-            (AssignmentScope::Agent, Some(agent_id.to_owned())),
-        ];
-        if let Some(team) = team_id {
-            targets.push((AssignmentScope::Team, Some(team.to_owned())));
-        }
-        let mut list: Vec<AssignedSkill> = targets
-            .iter()
-            .filter_map(|target| t.by_target.get(target))
-            .flatten()
-            .filter_map(|id| t.assignments.get(id))
-            .filter_map(|a| {
-                t.skills.get(&a.skill_id).map(|skill| AssignedSkill {
-                    assignment: a.clone(),
-                    skill: skill.clone(),
-                })
+        let assigned = t.assigned_to(agent_id, team_id);
+        let files = assigned_skill_ids(&assigned)
+            .into_iter()
+            .filter_map(|id| {
+                let files = t.files.get(&id).filter(|files| !files.is_empty())?;
+                Some((id, files.values().cloned().collect()))
             })
             .collect();
-        list.sort_by(|a, b| assignment_order(&a.assignment, &b.assignment));
-        Ok(list)
+        Ok(AgentSkills::new(assigned, files))
     }
 
     async fn update_assignment(
