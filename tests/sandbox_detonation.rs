@@ -474,3 +474,33 @@ async fn a_sandbox_that_cannot_observe_is_reported_not_detonated() {
         "{report:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_resolvers_are_observed_too() {
+    let Some(fx) = fixture() else { return };
+    let mut tools = Vec::new();
+    if std::path::Path::new("/usr/bin/curl").exists() {
+        tools.push(("curl", "curl -s -m 3 http://curl-beacon.attacker-test.example/ ; echo curl $?"));
+    }
+    if std::path::Path::new("/usr/bin/node").exists() {
+        tools.push((
+            "node",
+            "node -e \"require('dns').lookup('node-beacon.attacker-test.example', (e, a) => console.log('node', e && e.code, a))\"",
+        ));
+    }
+    for (tool, line) in tools {
+        fx.script("scripts/tool.sh", line);
+        let out = fx.run("scripts/tool.sh", &[], observed()).await;
+        // Node cannot start in the sandbox (Landlock keeps /etc/ssl/openssl.cnf out of
+        // reach): nothing to observe, a limit of the sandbox's file rules, not of observation.
+        if tool == "node" && out.stderr.text.contains("OpenSSL configuration error") {
+            eprintln!("node does not start in the sandbox here: {}", out.stderr.text);
+            continue;
+        }
+        let want = format!("{tool}-beacon.attacker-test.example");
+        assert!(
+            has(&out.observations, |o| matches!(o, Observation::DnsLookup { name, .. } if *name == want)),
+            "{tool}: {out:?}"
+        );
+    }
+}

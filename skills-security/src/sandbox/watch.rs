@@ -34,6 +34,9 @@ const PAGE: u64 = 4_096;
 const MSGHDR: usize = 56;
 const MMSGHDR: u64 = 64;
 
+/// A message's destination address and payload bytes, as far as they were readable.
+type Message = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// What an observed run's supervisor keeps.
 pub(crate) struct Observer {
     /// The run's `HOME` (the same path inside and outside the run).
@@ -213,7 +216,7 @@ impl Observer {
 
     fn send(
         &self,
-        messages: &[(Option<Vec<u8>>, Option<Vec<u8>>)],
+        messages: &[Message],
         named: bool,
     ) -> (Vec<Observation>, Answer) {
         let mut found = Vec::new();
@@ -370,7 +373,7 @@ fn connect(addr: Option<&[u8]>) -> (Vec<Observation>, Answer) {
 
 /// One `msghdr` at `at`: its destination and first buffer's bytes, and whether it names a
 /// destination.
-fn message(memory: &Memory, at: u64) -> ((Option<Vec<u8>>, Option<Vec<u8>>), bool) {
+fn message(memory: &Memory, at: u64) -> (Message, bool) {
     let Some(header) = memory.read(at, MSGHDR).filter(|h| h.len() == MSGHDR) else {
         // Unreadable here: treated as naming a destination (refused, never continued).
         return ((None, None), true);

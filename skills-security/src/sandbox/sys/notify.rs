@@ -88,7 +88,6 @@ pub(crate) fn answer(listener: BorrowedFd<'_>, id: u64, answer: Answer) -> io::R
 /// Whether notification `id` is still pending: its caller still waits, so memory read from
 /// its pid since it was received was the caller's (the pid was not reused).
 pub(crate) fn still_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
-    let id = id;
     // SAFETY: the ioctl reads one u64 from a live stack value.
     let ret = unsafe {
         libc::ioctl(
