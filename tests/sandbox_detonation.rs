@@ -480,7 +480,10 @@ async fn other_resolvers_are_observed_too() {
     let Some(fx) = fixture() else { return };
     let mut tools = Vec::new();
     if std::path::Path::new("/usr/bin/curl").exists() {
-        tools.push(("curl", "curl -s -m 3 http://curl-beacon.attacker-test.example/ ; echo curl $?"));
+        tools.push((
+            "curl",
+            "curl -s -m 3 http://curl-beacon.attacker-test.example/ ; echo curl $?",
+        ));
     }
     if std::path::Path::new("/usr/bin/node").exists() {
         tools.push((
@@ -494,12 +497,18 @@ async fn other_resolvers_are_observed_too() {
         // Node cannot start in the sandbox (Landlock keeps /etc/ssl/openssl.cnf out of
         // reach): nothing to observe, a limit of the sandbox's file rules, not of observation.
         if tool == "node" && out.stderr.text.contains("OpenSSL configuration error") {
-            eprintln!("node does not start in the sandbox here: {}", out.stderr.text);
+            eprintln!(
+                "node does not start in the sandbox here: {}",
+                out.stderr.text
+            );
             continue;
         }
         let want = format!("{tool}-beacon.attacker-test.example");
         assert!(
-            has(&out.observations, |o| matches!(o, Observation::DnsLookup { name, .. } if *name == want)),
+            has(
+                &out.observations,
+                |o| matches!(o, Observation::DnsLookup { name, .. } if *name == want)
+            ),
             "{tool}: {out:?}"
         );
     }

@@ -214,11 +214,7 @@ impl Observer {
         std::fs::symlink_metadata(seen).is_ok_and(|m| m.is_file())
     }
 
-    fn send(
-        &self,
-        messages: &[Message],
-        named: bool,
-    ) -> (Vec<Observation>, Answer) {
+    fn send(&self, messages: &[Message], named: bool) -> (Vec<Observation>, Answer) {
         let mut found = Vec::new();
         let mut to_network = false;
         for (dest, payload) in messages {
