@@ -513,3 +513,48 @@ async fn other_resolvers_are_observed_too() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_permission_to_start_programs_they_are_observed_and_refused() {
+    let Some(fx) = fixture() else { return };
+    fx.script(
+        "scripts/spawn.py",
+        r#"import os
+try:
+    os.execv("/usr/bin/id", ["id"])
+except OSError as e:
+    print("refused", e.errno)
+"#,
+    );
+    let config = observed().with_permissions(true, true, false);
+    let out = fx.run("scripts/spawn.py", &[], config).await;
+    assert!(out.stdout.text.contains("refused 1"), "{out:?}");
+    assert!(
+        has(&out.observations, |o| matches!(o,
+            Observation::ProgramStarted { path, allowed: false, .. } if path == "/usr/bin/id")),
+        "{out:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observation_is_refused_on_the_rlimits_only_tier() {
+    // Observed runs may make IPv4/IPv6 sockets with the network off: only a network
+    // namespace makes that safe, and rlimits_only has none.
+    let Some(fx) = fixture() else { return };
+    let weak = Fixture {
+        sandbox: ProcessSandbox::new()
+            .cgroups(Cgroups::WhereAvailable)
+            .limit_landlock_abi(1)
+            .allow_rlimits_only(),
+        ..fx
+    };
+    weak.script("scripts/c.py", CONNECT);
+    let out = weak.run("scripts/c.py", &[], observed()).await;
+    assert!(
+        matches!(out.status, Status::SandboxUnavailable { .. }),
+        "{out:?}"
+    );
+    assert!(!out.observed);
+    let plain = weak.run("scripts/c.py", &[], unobserved()).await;
+    assert_eq!(plain.tier, Some(Tier::RlimitsOnly), "{plain:?}");
+}
