@@ -444,7 +444,14 @@ impl Memory {
             return None;
         }
         let mut buf = vec![0u8; len];
-        let n = file.read_at(&mut buf, at).ok()?;
+        let n = match file.read_at(&mut buf, at) {
+            Ok(n) => n,
+            // The range runs into an unmapped page: what lies before it may still be read.
+            Err(_) => {
+                let to_page_end = usize::try_from(PAGE - at % PAGE).unwrap_or(len).min(len);
+                file.read_at(&mut buf[..to_page_end], at).ok()?
+            }
+        };
         buf.truncate(n);
         (!buf.is_empty()).then_some(buf)
     }
