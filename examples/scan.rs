@@ -1,5 +1,5 @@
 //! Scan skills for security risks: `cargo run --release --example scan -- [--json]
-//! [--fail-on review|block] PATH...`
+//! [--fail-on review|block] [--detonate] PATH...`
 //!
 //! Each PATH is a skill directory, a single file (a lone Markdown file is read as a
 //! `SKILL.md`, a `.mcp.json` as MCP configuration), or a tree: every directory under it
@@ -12,18 +12,30 @@
 //! * `--fail-on review` (or `block`) exits with status 1 when any skill's verdict is at least
 //!   that; without it the exit status is 0 whatever the verdicts. Status 2 is a usage error
 //!   or a PATH that cannot be read.
+//! * `--detonate` also runs each skill directory's scripts in the process sandbox with
+//!   observation on (network cut and observed, decoy credentials; see
+//!   `Scanner::detonate`) and adds what they did to the findings; each skill's line then
+//!   says `detonation: complete|partial|no_scripts|not_detonated (...)` and the tier, and
+//!   the JSON object gains `"detonation"`. A skill that could not be detonated keeps its
+//!   static verdict and says so; under `SKILLS_REQUIRE_ISOLATION=1` that is an error
+//!   (status 2).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde::Serialize;
-use skills::security::scan::{ScanFinding, ScanReport, Scanner, Verdict, find_skills};
+use skills::security::sandbox::ProcessSandbox;
+use skills::security::scan::{
+    Detonation, DetonationOptions, DetonationState, ScanFinding, ScanReport, Scanner, Verdict,
+    find_skills,
+};
 
-const USAGE: &str = "usage: scan [--json] [--fail-on review|block] PATH...";
+const USAGE: &str = "usage: scan [--json] [--fail-on review|block] [--detonate] PATH...";
 
 struct Args {
     json: bool,
+    detonate: bool,
     fail_on: Option<Verdict>,
     paths: Vec<PathBuf>,
 }
@@ -31,6 +43,7 @@ struct Args {
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut parsed = Args {
         json: false,
+        detonate: false,
         fail_on: None,
         paths: Vec::new(),
     };
@@ -49,6 +62,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
         match arg.as_str() {
             "-h" | "--help" => return Ok(None),
             "--json" => parsed.json = true,
+            "--detonate" => parsed.detonate = true,
             "--fail-on" => {
                 let value = args
                     .next()
@@ -79,6 +93,23 @@ struct Line<'a> {
     verdict: Verdict,
     score: u32,
     findings: &'a [ScanFinding],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detonation: Option<&'a Detonation>,
+}
+
+fn detonation_line(d: &Detonation) -> String {
+    let state = match &d.state {
+        DetonationState::Complete => "complete".to_owned(),
+        DetonationState::Partial => "partial".to_owned(),
+        DetonationState::NoScripts => "no_scripts".to_owned(),
+        DetonationState::NotDetonated { reason } => format!("not_detonated ({reason})"),
+        other => format!("{other:?}"),
+    };
+    let tier = d.tier.map_or("none".to_owned(), |t| t.to_string());
+    format!(
+        "    detonation: {state}, tier {tier}, {} script run(s)\n",
+        d.runs.len()
+    )
 }
 
 fn human(path: &Path, report: &ScanReport) -> String {
@@ -112,6 +143,9 @@ fn human(path: &Path, report: &ScanReport) -> String {
 
 fn run(args: &Args, out: &mut impl Write) -> std::io::Result<(bool, bool)> {
     let scanner = Scanner::new();
+    let sandbox = ProcessSandbox::new();
+    let options = DetonationOptions::default();
+    let require = std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1");
     let mut failed = false;
     let mut unreadable = false;
     for root in &args.paths {
@@ -125,7 +159,14 @@ fn run(args: &Args, out: &mut impl Write) -> std::io::Result<(bool, bool)> {
             unreadable = true;
         }
         for path in skills {
-            let report = match scanner.scan_path(&path) {
+            let detonated = (args.detonate && path.is_dir())
+                .then(|| futures::executor::block_on(scanner.detonate(&path, &sandbox, &options)));
+            let (report, detonation) = match detonated {
+                Some(Ok(d)) => (Ok(d.report), Some(d.detonation)),
+                Some(Err(e)) => (Err(e), None),
+                None => (scanner.scan_path(&path), None),
+            };
+            let report = match report {
                 Ok(report) => report,
                 Err(e) => {
                     writeln!(std::io::stderr(), "scan: {}: {e}", path.display())?;
@@ -133,6 +174,17 @@ fn run(args: &Args, out: &mut impl Write) -> std::io::Result<(bool, bool)> {
                     continue;
                 }
             };
+            if require
+                && let Some(DetonationState::NotDetonated { reason }) =
+                    detonation.as_ref().map(|d| &d.state)
+            {
+                writeln!(
+                    std::io::stderr(),
+                    "scan: {}: not detonated: {reason}",
+                    path.display()
+                )?;
+                unreadable = true;
+            }
             if args.fail_on.is_some_and(|v| report.verdict >= v) {
                 failed = true;
             }
@@ -142,10 +194,14 @@ fn run(args: &Args, out: &mut impl Write) -> std::io::Result<(bool, bool)> {
                     verdict: report.verdict,
                     score: report.score,
                     findings: &report.findings,
+                    detonation: detonation.as_ref(),
                 };
                 writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default())?;
             } else {
                 write!(out, "{}", human(&path, &report))?;
+                if let Some(d) = &detonation {
+                    write!(out, "{}", detonation_line(d))?;
+                }
             }
         }
     }

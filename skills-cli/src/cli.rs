@@ -126,6 +126,11 @@ pub struct ScanArgs {
     /// Also fail (status 1) when a skill needs review.
     #[arg(long, value_enum, default_value_t = FailOn::Block)]
     pub fail_on: FailOn,
+    /// Also run each skill directory's scripts in the process sandbox, observed (network
+    /// cut, decoy credentials), and add what they did to the findings. A skill that cannot
+    /// be detonated here keeps its static verdict and says so.
+    #[arg(long)]
+    pub detonate: bool,
     /// Skill directories, single files, or trees to search for skills.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,

@@ -4,7 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use skills_security::scan::{ScanFinding, ScanReport, Scanner, Verdict, find_skills};
+use skills_security::sandbox::ProcessSandbox;
+use skills_security::scan::{
+    Detonation, DetonationOptions, DetonationState, ScanFinding, ScanReport, Scanner, Verdict,
+    find_skills,
+};
 
 use crate::cli::{FailOn, ScanArgs};
 use crate::error::{Result, Status};
@@ -17,6 +21,23 @@ struct Line<'a> {
     verdict: Verdict,
     score: u32,
     findings: &'a [ScanFinding],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detonation: Option<&'a Detonation>,
+}
+
+fn detonation_line(d: &Detonation) -> String {
+    let state = match &d.state {
+        DetonationState::Complete => "complete".to_owned(),
+        DetonationState::Partial => "partial".to_owned(),
+        DetonationState::NoScripts => "no scripts".to_owned(),
+        DetonationState::NotDetonated { reason } => format!("not detonated ({reason})"),
+        other => format!("{other:?}"),
+    };
+    let tier = d.tier.map_or("none".to_owned(), |t| t.to_string());
+    format!(
+        "    detonation: {state}, tier {tier}, {} script run(s)\n",
+        d.runs.len()
+    )
 }
 
 fn human(path: &Path, report: &ScanReport) -> String {
@@ -52,6 +73,22 @@ fn human(path: &Path, report: &ScanReport) -> String {
 /// when a path holds no skill or cannot be read, else 0 (the worst applies).
 pub fn run(args: &ScanArgs, out: Output) -> Result<Status> {
     let scanner = Scanner::new();
+    let sandbox = ProcessSandbox::new();
+    let options = DetonationOptions::default();
+    // Each run waits on its own thread; a current-thread runtime only awaits it.
+    let runtime = if args.detonate {
+        Some(
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .map_err(|source| crate::error::CliError::Io {
+                    action: "start the async runtime for",
+                    path: "skills scan".into(),
+                    source,
+                })?,
+        )
+    } else {
+        None
+    };
     let mut status = Status::Ok;
     let mut found: Vec<PathBuf> = Vec::new();
     for root in &args.paths {
@@ -66,7 +103,16 @@ pub fn run(args: &ScanArgs, out: Output) -> Result<Status> {
     let bar = out.progress(found.len() as u64, "scanning");
     for path in &found {
         bar.inc(1);
-        let report = match scanner.scan_path(path) {
+        let detonated = runtime
+            .as_ref()
+            .filter(|_| path.is_dir())
+            .map(|rt| rt.block_on(scanner.detonate(path, &sandbox, &options)));
+        let (report, detonation) = match detonated {
+            Some(Ok(d)) => (Ok(d.report), Some(d.detonation)),
+            Some(Err(e)) => (Err(e), None),
+            None => (scanner.scan_path(path), None),
+        };
+        let report = match report {
             Ok(report) => report,
             Err(e) => {
                 bar.suspend(|| out.note(&format!("skills: {}: {e}", path.display())));
@@ -92,8 +138,13 @@ pub fn run(args: &ScanArgs, out: Output) -> Result<Status> {
             verdict: report.verdict,
             score: report.score,
             findings: &report.findings,
+            detonation: detonation.as_ref(),
         });
-        bar.suspend(|| out.text(&human(path, &report)));
+        let mut text = human(path, &report);
+        if let Some(d) = &detonation {
+            text.push_str(&detonation_line(d));
+        }
+        bar.suspend(|| out.text(&text));
     }
     bar.finish_and_clear();
     out.text(&format!(

@@ -151,6 +151,9 @@ pub(crate) const REPORT_FAILURE: u8 = b'F';
 pub(crate) const REPORT_MOUNT: u8 = b'M';
 /// The exec filter's listener.
 pub(crate) const REPORT_LISTENER: u8 = b'L';
+/// The exec filter's listener by descriptor number (observation: `sendmsg` is routed to the
+/// listener itself, so the supervisor takes it with `pidfd_getfd` and acknowledges).
+pub(crate) const REPORT_LISTENER_NUMBER: u8 = b'N';
 /// The parent-death signal is armed (sent after it, so a dead parent fails the send).
 pub(crate) const REPORT_ALIVE: u8 = b'A';
 /// Bytes in one report message.
@@ -197,6 +200,16 @@ pub(crate) struct ViewSpec<'a> {
     /// Input files: paths beneath `home/inputs/` in the tmpfs and their bytes (the
     /// directory is made, owned by root and read-only, when there is any).
     pub inputs: &'a [(&'a CStr, &'a [u8])],
+    /// Decoys planted in `home/` (observation), parents before children, owned like `home/`.
+    pub decoys: &'a [Decoy<'a>],
+}
+
+/// One decoy entry, relative to the tmpfs root.
+pub(crate) enum Decoy<'a> {
+    /// A directory (0700).
+    Dir(&'a CStr),
+    /// A file (0600) and its bytes.
+    File(&'a CStr, &'a [u8]),
 }
 
 /// Landlock, enforced after the view exists.
@@ -234,6 +247,9 @@ pub(crate) struct ChildSpec<'a> {
     pub filters: &'a [&'a [libc::sock_filter]],
     /// The exec filter, installed before the others, with a listener the supervisor keeps.
     pub exec_filter: Option<&'a [libc::sock_filter]>,
+    /// Hand the listener over by number and wait for the acknowledgement (the filter
+    /// routes `sendmsg` too, so it cannot travel as `SCM_RIGHTS`).
+    pub listener_by_number: bool,
     /// A descriptor kept open across `execve` (the script copy when there is no view).
     pub keep_fd: Option<RawFd>,
     pub program: &'a CStr,
@@ -335,6 +351,30 @@ fn build_view(report: RawFd, view: &ViewSpec<'_>) -> View {
     ok(report, Step::Home, sys::mkdirat(root, c"home", 0o700));
     if let Some((uid, gid)) = view.home_owner {
         ok(report, Step::Home, sys::chown_at(root, c"home", uid, gid));
+    }
+    for decoy in view.decoys {
+        let (path, made) = match decoy {
+            Decoy::Dir(path) => (*path, sys::mkdirat(root, path, 0o700)),
+            Decoy::File(path, bytes) => {
+                let flags = libc::O_CREAT
+                    | libc::O_EXCL
+                    | libc::O_WRONLY
+                    | libc::O_CLOEXEC
+                    | libc::O_NOFOLLOW;
+                let file = fd(ok(
+                    report,
+                    Step::Home,
+                    sys::openat(root, path, flags, 0o600),
+                ));
+                let written = sys::write_all(file, bytes);
+                sys::close(file);
+                (*path, written.map(|()| 0))
+            }
+        };
+        ok(report, Step::Home, made);
+        if let Some((uid, gid)) = view.home_owner {
+            ok(report, Step::Home, sys::chown_at(root, path, uid, gid));
+        }
     }
     if !view.inputs.is_empty() {
         // Made before the identity change, so owned by root (on root hosts) and read-only:
@@ -460,11 +500,18 @@ pub(crate) fn main(spec: &ChildSpec<'_>) -> ! {
             Step::SeccompListener,
             sys::seccomp_filter(filter, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER),
         ));
-        ok(
-            report,
-            Step::Report,
-            send(report, REPORT_LISTENER, Some(listener)),
-        );
+        if spec.listener_by_number {
+            let n = listener.to_le_bytes();
+            let message = [REPORT_LISTENER_NUMBER, 0, 0, 0, n[0], n[1], n[2], n[3]];
+            ok(report, Step::Report, sys::write_all(report, &message));
+            ok(report, Step::Report, sys::read_byte(report));
+        } else {
+            ok(
+                report,
+                Step::Report,
+                send(report, REPORT_LISTENER, Some(listener)),
+            );
+        }
         sys::close(listener);
     }
     for filter in spec.filters {

@@ -24,6 +24,7 @@ mod cgroup;
 mod child;
 mod double;
 mod neutralize;
+mod observe;
 mod policy;
 mod prepare;
 mod presets;
@@ -35,10 +36,12 @@ mod supervise;
 mod sys;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 pub use cgroup::LimitMechanism;
 pub use double::ScriptedSandbox;
 pub use neutralize::neutralize;
+pub use observe::{MAX_OBSERVATIONS, Observation, parse_dns_query, parse_sockaddr};
 pub use presets::{MAX_SCRIPT_BYTES, SANDBOX_BY_TRUST};
 pub use process::{Cgroups, DEFAULT_UID_BASE, Probe, ProcessSandbox};
 pub use script::{Interpreter, ResolvedScript, ScriptError, resolve_script};
@@ -249,6 +252,12 @@ pub struct SandboxConfig {
     pub max_tasks: u64,
     /// Open files per process (`RLIMIT_NOFILE`).
     pub max_open_files: u64,
+    /// Observation (detonation): the run's network, file, and program calls are reported
+    /// in [`Outcome::observations`], decoy credentials are planted in its `HOME`, and the
+    /// network stays cut. Off by default. Needs an isolated tier (a network namespace):
+    /// on [`Tier::RlimitsOnly`] an observed run is refused. See the `observe` module docs
+    /// for what holds.
+    pub observe: bool,
 }
 
 /// The isolation actually in force for a run, strongest first.
@@ -438,6 +447,13 @@ pub struct Outcome {
     /// The kept scratch directory (the script's `HOME`, at the same path), when the request
     /// asked for it; remove its parent when done.
     pub scratch_dir: Option<PathBuf>,
+    /// What an observed run ([`SandboxConfig::observe`]) tried, in order, each distinct
+    /// observation once, at most [`MAX_OBSERVATIONS`]; empty when not observed.
+    pub observations: Vec<Observation>,
+    /// Observations past the cap, not kept.
+    pub observations_dropped: u64,
+    /// Whether the run was observed (observation was asked for and in force).
+    pub observed: bool,
 }
 
 impl Outcome {
@@ -455,6 +471,9 @@ impl Outcome {
             enforcement: Enforcement::default(),
             usage: Usage::default(),
             scratch_dir: None,
+            observations: Vec::new(),
+            observations_dropped: 0,
+            observed: false,
         }
     }
 
@@ -482,6 +501,9 @@ impl Outcome {
             enforcement: Enforcement::default(),
             usage: Usage::default(),
             scratch_dir: None,
+            observations: Vec::new(),
+            observations_dropped: 0,
+            observed: false,
         }
     }
 

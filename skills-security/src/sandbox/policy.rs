@@ -297,9 +297,27 @@ const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 const NR: u32 = 0;
 const ARCH: u32 = 4;
 
-/// Kills on a foreign architecture and on x32 numbers; with `exec_listener`, routes
-/// `execve` and `execveat` to the user-notification listener.
-fn guard_filter(exec_listener: bool) -> Vec<libc::sock_filter> {
+/// The calls an observed run routes to the listener: programs started, network calls
+/// (answered without being made) and opens (continued: Landlock decides).
+pub(crate) fn observed_calls() -> Vec<i64> {
+    let mut calls = vec![
+        libc::SYS_execve,
+        libc::SYS_execveat,
+        libc::SYS_connect,
+        libc::SYS_sendto,
+        libc::SYS_sendmsg,
+        libc::SYS_sendmmsg,
+        libc::SYS_openat,
+        libc::SYS_openat2,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([libc::SYS_open, libc::SYS_creat]);
+    calls
+}
+
+/// Kills on a foreign architecture and on x32 numbers; routes the `routes` calls to the
+/// user-notification listener (none: allows everything else).
+fn guard_filter(routes: &[i64]) -> Vec<libc::sock_filter> {
     let kill = libc::SECCOMP_RET_KILL_PROCESS;
     let allow = libc::SECCOMP_RET_ALLOW;
     let mut program = vec![
@@ -312,15 +330,16 @@ fn guard_filter(exec_listener: bool) -> Vec<libc::sock_filter> {
         program.push(jump(JSET_K, X32_SYSCALL_BIT, 0, 1));
         program.push(stmt(RET_K, kill));
     }
-    if exec_listener {
-        let execve = u32::try_from(libc::SYS_execve).unwrap_or(u32::MAX);
-        let execveat = u32::try_from(libc::SYS_execveat).unwrap_or(u32::MAX);
-        program.push(jump(JEQ_K, execve, 2, 0));
-        program.push(jump(JEQ_K, execveat, 1, 0));
-        program.push(stmt(RET_K, allow));
+    let n = routes.len().min(200);
+    for (i, nr) in routes.iter().take(n).enumerate() {
+        let nr = u32::try_from(*nr).unwrap_or(u32::MAX);
+        // Past the remaining jumps and the allow: the notification return.
+        let to_notify = u8::try_from(n - i).unwrap_or(u8::MAX);
+        program.push(jump(JEQ_K, nr, to_notify, 0));
+    }
+    program.push(stmt(RET_K, allow));
+    if n > 0 {
         program.push(stmt(RET_K, libc::SECCOMP_RET_USER_NOTIF));
-    } else {
-        program.push(stmt(RET_K, allow));
     }
     program
 }
@@ -377,10 +396,13 @@ pub(crate) fn seccomp_filters(
     }
     rules.insert(libc::SYS_clone, clone_rules);
     match &config.network {
-        Network::Disabled => {
+        // Observed runs get IPv4 and IPv6 sockets so their connects and sends can be seen:
+        // each is answered without being made, and the network namespace (observation
+        // needs an isolated tier) has no interface up either way.
+        Network::Disabled if !config.observe => {
             rules.insert(libc::SYS_socket, Vec::new());
         }
-        Network::Allowed(_) => {
+        Network::Disabled | Network::Allowed(_) => {
             // IPv4 and IPv6 only: not unix sockets (a path-named one, such as a session
             // bus, reaches services outside the sandbox; Landlock does not cover
             // connecting to it), not raw packets or netlink. `socketpair` stays.
@@ -408,11 +430,13 @@ pub(crate) fn seccomp_filters(
     let deny: seccompiler::BpfProgram = deny.try_into().map_err(|e| err(&e))?;
     let clone3: seccompiler::BpfProgram = clone3.try_into().map_err(|e| err(&e))?;
     let mut programs = vec![to_libc(deny), to_libc(clone3)];
-    let exec = if config.can_execute_code {
-        programs.push(guard_filter(false));
+    let exec = if config.observe {
+        Some(guard_filter(&observed_calls()))
+    } else if config.can_execute_code {
+        programs.push(guard_filter(&[]));
         None
     } else {
-        Some(guard_filter(true))
+        Some(guard_filter(&[libc::SYS_execve, libc::SYS_execveat]))
     };
     Ok(Filters { programs, exec })
 }
@@ -437,7 +461,7 @@ mod tests {
 
     #[test]
     fn the_guard_kills_foreign_architectures_and_routes_exec() {
-        let guard = guard_filter(true);
+        let guard = guard_filter(&[libc::SYS_execve, libc::SYS_execveat]);
         assert_eq!(guard[0].k, ARCH);
         assert_eq!(guard[1].k, AUDIT_ARCH);
         assert_eq!(guard[2].k, libc::SECCOMP_RET_KILL_PROCESS);
@@ -445,6 +469,32 @@ mod tests {
             guard.last().map(|i| i.k),
             Some(libc::SECCOMP_RET_USER_NOTIF)
         );
+    }
+
+    #[test]
+    fn observation_routes_network_and_file_calls_and_keeps_the_socket_rule() -> Result<(), String> {
+        let observed = SandboxConfig::detonation();
+        let filters = seccomp_filters(&observed, true)?;
+        let guard = filters
+            .exec
+            .ok_or("observation installs the listener filter")?;
+        for nr in observed_calls() {
+            let nr = u32::try_from(nr).map_err(|e| e.to_string())?;
+            assert!(
+                guard.iter().any(|i| i.code == JEQ_K && i.k == nr),
+                "call {nr} is routed"
+            );
+        }
+        // The deny-list is unchanged apart from the socket family rule: the same length
+        // as a run with the network allowed, which has the same family rule.
+        let allowed = SandboxConfig::detonation()
+            .with_observation(false)
+            .with_network(Network::Allowed(vec!["*".into()]));
+        let allowed = seccomp_filters(&allowed, true)?;
+        assert_eq!(filters.programs[0].len(), allowed.programs[0].len());
+        let off = seccomp_filters(&SandboxConfig::detonation().with_observation(false), true)?;
+        assert!(off.exec.is_none(), "without observation nothing is routed");
+        Ok(())
     }
 
     #[test]

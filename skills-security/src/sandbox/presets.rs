@@ -115,6 +115,7 @@ impl SandboxConfig {
             max_output_bytes: 1024 * 1024,
             max_tasks: DEFAULT_MAX_TASKS,
             max_open_files: 256,
+            observe: false,
         }
     }
 
@@ -138,6 +139,7 @@ impl SandboxConfig {
             max_output_bytes: 256 * 1024,
             max_tasks: DEFAULT_MAX_TASKS,
             max_open_files: 64,
+            observe: false,
         }
     }
 
@@ -190,6 +192,26 @@ impl SandboxConfig {
     pub fn with_network(mut self, network: Network) -> SandboxConfig {
         self.network = network;
         self
+    }
+
+    /// Turns observation (detonation) on or off; see [`observe`](SandboxConfig::observe).
+    pub fn with_observation(mut self, observe: bool) -> SandboxConfig {
+        self.observe = observe;
+        self
+    }
+
+    /// Detonation's preset: 5 s wall and CPU, 256 MiB, the network cut (and observed),
+    /// the skill readable, scratch writable, other programs allowed to start (and
+    /// observed), observation on. Landlock, the namespaces and the deny-list hold as for
+    /// any run: programs still cannot execute from scratch, nothing reaches the network.
+    pub fn detonation() -> SandboxConfig {
+        SandboxConfig::for_trust(TrustLevel::User)
+            .with_permissions(true, true, true)
+            .with_timeout(Duration::from_secs(5))
+            .with_memory_bytes(256 * MB)
+            .with_max_scratch_bytes(64 * MB)
+            .with_max_output_bytes(256 * 1024)
+            .with_observation(true)
     }
 
     /// Sets seed 000's file and execution flags.

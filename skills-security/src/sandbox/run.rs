@@ -20,7 +20,9 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
 
 use super::cgroup::{Hierarchies, LimitMechanism, RunCgroup};
-use super::child::{self, ChildSpec, IdMaps, LandlockSpec, MirrorEntry, Reopen, Step, ViewSpec};
+use super::child::{
+    self, ChildSpec, Decoy, IdMaps, LandlockSpec, MirrorEntry, Reopen, Step, ViewSpec,
+};
 use super::policy::{LandlockInputs, landlock_ruleset, seccomp_filters};
 use super::prepare::{
     Mirror, check_reachable, check_scratch_root, cstring, env, launch_error, lift, mirror, prepare,
@@ -29,6 +31,7 @@ use super::prepare::{
 use super::scratch::RunDir;
 use super::supervise::{Child, Facts, Pipes, classify, supervise, wait_readable};
 use super::sys::{self, Namespaces};
+use super::watch::Observer;
 use super::{Enforcement, Outcome, SandboxRequest, Status, Tier, Usage};
 
 /// A hook called with the script's host path right after it was hashed (tests swap the
@@ -105,6 +108,11 @@ fn launch_and_supervise(
     let tier = plan.tier;
     let isolated = matches!(tier, Tier::Namespaced | Tier::UserNamespace);
     let has_view = isolated || (tier == Tier::RlimitsOnly && plan.root);
+    if config.observe && !isolated {
+        return Err(unavailable(
+            "observation needs an isolated tier (its network namespace cuts what observed sockets could reach); refusing to observe on rlimits_only",
+        ));
+    }
     let prepared = prepare(plan)?;
     let scratch_root = request
         .scratch_root
@@ -216,6 +224,26 @@ fn launch_and_supervise(
         .iter()
         .zip(&request.input_files)
         .map(|(path, f)| (path.as_c_str(), f.bytes.as_slice()))
+        .collect();
+    // Observation's decoy credentials, written by the child into `home/`.
+    let canary = super::observe::canary();
+    let decoy_paths: Vec<(CString, Option<Vec<u8>>)> = if config.observe {
+        super::observe::decoy_entries(&canary)
+            .into_iter()
+            .map(|(path, body)| {
+                let path = format!("home/{}", path.trim_end_matches('/'));
+                Ok((cstring(path.as_bytes())?, body))
+            })
+            .collect::<Result<_, Status>>()?
+    } else {
+        Vec::new()
+    };
+    let decoys: Vec<Decoy<'_>> = decoy_paths
+        .iter()
+        .map(|(path, body)| match body {
+            Some(bytes) => Decoy::File(path, bytes),
+            None => Decoy::Dir(path),
+        })
         .collect();
     let mirror_root = run_dir.path().join("skill");
     let script_arg: Option<PathBuf> = match (&view_mirror, &memfd) {
@@ -332,6 +360,7 @@ fn launch_and_supervise(
                 .zip(prepared.script.as_ref())
                 .map(|(m, (_, opened))| (m.script.as_c_str(), opened.bytes.as_slice())),
             inputs: &view_inputs,
+            decoys: &decoys,
         }),
         workdir: plain_home.as_ref().map_or(-1, AsRawFd::as_raw_fd),
         rlimits: &rlimits,
@@ -348,6 +377,7 @@ fn launch_and_supervise(
             }),
         filters: &programs,
         exec_filter: filters.exec.as_deref(),
+        listener_by_number: config.observe,
         keep_fd: memfd.as_ref().map(AsRawFd::as_raw_fd),
         program: &program_c,
         argv: &argv,
@@ -379,6 +409,9 @@ fn launch_and_supervise(
     drop((landlock, run_dir_fd, procs, plain_home));
     let deadline = started + config.timeout;
     let launched = handshake(&mut child, &report, &cancel, deadline)?;
+    if config.observe && launched.listener.is_none() {
+        return Err(unavailable("the observation listener was not passed"));
+    }
     drop(report);
     let seen = supervise(
         &mut child,
@@ -389,6 +422,9 @@ fn launch_and_supervise(
             stderr: stderr_read,
             cancel,
             listener: launched.listener,
+            observer: config
+                .observe
+                .then(|| Observer::new(home.clone(), canary, config.can_execute_code)),
         },
         cgroup.as_ref(),
         deadline,
@@ -452,6 +488,9 @@ fn launch_and_supervise(
         scratch_full,
     };
     outcome.scratch_dir = kept;
+    outcome.observed = config.observe;
+    outcome.observations = seen.observations;
+    outcome.observations_dropped = seen.observations_dropped;
     Ok(outcome)
 }
 
@@ -493,8 +532,25 @@ fn handshake(
         match message[0] {
             child::REPORT_MOUNT => launched.tmpfs = fd,
             child::REPORT_ALIVE => {}
-            child::REPORT_LISTENER => {
-                let Some(listener) = fd else {
+            kind @ (child::REPORT_LISTENER | child::REPORT_LISTENER_NUMBER) => {
+                let listener = if kind == child::REPORT_LISTENER_NUMBER {
+                    // Observation: taken from the child (its sendmsg is routed to this very
+                    // listener), then acknowledged so that it may close its copy.
+                    let number =
+                        i32::from_le_bytes([message[4], message[5], message[6], message[7]]);
+                    let taken = sys::pidfd_getfd(child.pidfd.as_fd(), number)
+                        .map_err(|e| format!("taking the observation listener: {e}"))
+                        .and_then(|fd| lift(fd).map_err(|_| "lifting the listener".to_owned()));
+                    let acked = nix::unistd::write(report, &[1u8]).is_ok();
+                    match taken {
+                        Ok(fd) if acked => Some(fd),
+                        Ok(_) => None,
+                        Err(e) => return give_up(child, unavailable(e)),
+                    }
+                } else {
+                    fd
+                };
+                let Some(listener) = listener else {
                     return give_up(child, launch_error("the exec listener was not passed"));
                 };
                 if !wait_readable(listener.as_fd(), cancel.as_fd(), deadline) {

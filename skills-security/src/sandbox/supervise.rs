@@ -19,7 +19,8 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 
 use super::cgroup::RunCgroup;
-use super::{Status, UntrustedOutput, sys};
+use super::watch::Observer;
+use super::{Observation, Status, UntrustedOutput, sys};
 
 /// How often CPU time is polled.
 pub(crate) const POLL: Duration = Duration::from_millis(20);
@@ -158,6 +159,9 @@ pub(crate) struct Supervised {
     pub stdout: UntrustedOutput,
     pub stderr: UntrustedOutput,
     pub cpu_ms: u64,
+    /// What an observed run tried, and how many observations were past the cap.
+    pub observations: Vec<Observation>,
+    pub observations_dropped: u64,
 }
 
 /// The pipes and limits of a launched run.
@@ -167,8 +171,10 @@ pub(crate) struct Pipes {
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
     pub cancel: OwnedFd,
-    /// The exec filter's listener: every notification now is refused.
+    /// The exec filter's listener: every notification now is refused, unless the run is
+    /// observed (then `observer` records and answers it).
     pub listener: Option<OwnedFd>,
+    pub observer: Option<Observer>,
 }
 
 /// CPU time (ms) of `pids` and their descendants (reaped ones are in `cutime`), bounded to
@@ -228,6 +234,7 @@ pub(crate) fn supervise(
         let _ = fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK));
     }
     let mut listener = pipes.listener;
+    let mut observer = pipes.observer;
     let mut written = 0usize;
     let cancel = pipes.cancel;
     let cpu_limit_ms = u64::try_from(cpu_limit.as_millis()).unwrap_or(u64::MAX);
@@ -304,7 +311,12 @@ pub(crate) fn supervise(
         if let Some(events) = exec_attempt {
             if events.contains(PollFlags::POLLIN) {
                 if let Some(fd) = &listener {
-                    let _ = sys::answer_exec(fd.as_fd(), false);
+                    match observer.as_mut() {
+                        Some(observer) => drain(fd.as_fd(), observer),
+                        None => {
+                            let _ = sys::answer_exec(fd.as_fd(), false);
+                        }
+                    }
                 }
             } else if !events.is_empty() {
                 listener = None; // every process of the run is gone
@@ -355,12 +367,35 @@ pub(crate) fn supervise(
             break;
         }
     }
+    let (observations, observations_dropped) =
+        observer.map_or((Vec::new(), 0), |o| (o.observations, o.dropped));
     Supervised {
         status,
         killed,
         stdout: out.output(),
         stderr: err.output(),
         cpu_ms: cpu_seen,
+        observations,
+        observations_dropped,
+    }
+}
+
+/// Most notifications answered in one turn of the loop (the deadline and the output
+/// streams are checked between turns).
+const NOTIFICATIONS_PER_TURN: usize = 256;
+
+/// Handles the notifications pending on `listener`, a bounded number at a time.
+fn drain(listener: BorrowedFd<'_>, observer: &mut Observer) {
+    for _ in 0..NOTIFICATIONS_PER_TURN {
+        observer.handle(listener);
+        let mut fds = [PollFd::new(listener, PollFlags::POLLIN)];
+        let pending = matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+            && fds[0]
+                .revents()
+                .is_some_and(|r| r.contains(PollFlags::POLLIN));
+        if !pending {
+            break;
+        }
     }
 }
 

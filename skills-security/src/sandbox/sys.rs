@@ -30,6 +30,9 @@ use libc::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 
 use super::child::{self, ChildSpec};
 
+mod notify;
+pub(crate) use notify::{Answer, Notification, answer, pidfd_getfd, receive, still_valid};
+
 /// A syscall's result: its return value, or the `errno` it failed with.
 pub(crate) type Sys = Result<c_long, i32>;
 
@@ -130,6 +133,27 @@ pub(crate) fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), i32> {
         }
     }
     Ok(())
+}
+
+/// `read(2)` of one byte (waits for the supervisor's acknowledgement).
+pub(crate) fn read_byte(fd: RawFd) -> Sys {
+    let mut byte = [0u8; 1];
+    loop {
+        // SAFETY: raw read into a live one-byte stack buffer.
+        let n = result(unsafe {
+            libc::syscall(
+                libc::SYS_read,
+                fd as c_long,
+                byte.as_mut_ptr() as *mut c_void,
+                1usize,
+            )
+        });
+        match n {
+            Err(libc::EINTR) => continue,
+            Ok(0) => return Err(libc::EPIPE),
+            other => return other,
+        }
+    }
 }
 
 /// `openat(2)`.

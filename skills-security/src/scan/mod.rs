@@ -37,6 +37,7 @@
 mod behaviour;
 mod blobs;
 mod context;
+mod detonate;
 mod dir;
 mod find;
 mod installers;
@@ -56,6 +57,7 @@ mod weigh;
 
 use std::path::Path;
 
+pub use detonate::{Detonation, DetonationOptions, DetonationReport, DetonationState, ScriptRun};
 pub use find::{MAX_FIND_DEPTH, find_skills, is_skill_dir};
 pub use known::KNOWN_SKILLS;
 pub use report::{Category, FindingContext, ScanFinding, ScanReport, Severity, Verdict};
