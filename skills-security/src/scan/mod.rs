@@ -39,6 +39,7 @@ mod blobs;
 mod context;
 mod dir;
 mod find;
+mod flow;
 mod installers;
 mod known;
 mod mcp;
