@@ -1,5 +1,6 @@
 //! Data-flow tests: each attack beside its near miss, written here.
 
+use super::syntax::join_delta;
 use super::*;
 use crate::scan::context;
 
