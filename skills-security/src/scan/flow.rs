@@ -80,15 +80,31 @@ pub(crate) fn unit_flows(
         let l = layout.line_text(text, i).as_bytes();
         p.sink.is_match(l) || p.receiver_def.is_match(l)
     });
-    // Nor without anything a source could start from.
-    let any_source = any_sink
-        && lines
-            .iter()
-            .any(|&i| direct_sources(p, layout.line_text(text, i)) != 0);
-    if !any_source {
+    if !any_sink {
         return Vec::new();
     }
     let statements = statements(text, layout, lines);
+    // The sources written in each statement's lines and in its joined text, read once (the
+    // passes below only look them up).
+    let direct: Vec<(Vec<u8>, u8)> = statements
+        .iter()
+        .map(|s| {
+            let per_line: Vec<u8> = s.lines.iter().map(|l| direct_sources(p, l)).collect();
+            let joined = if s.lines.len() > 1 {
+                direct_sources(p, &s.text)
+            } else {
+                per_line.first().copied().unwrap_or(0)
+            };
+            (per_line, joined)
+        })
+        .collect();
+    // Nor without anything a source could start from.
+    if direct
+        .iter()
+        .all(|(lines, _)| lines.iter().all(|k| *k == 0))
+    {
+        return Vec::new();
+    }
     let functions = functions(&statements, p);
     let mut taint = Taint::default();
     let mut receivers: BTreeSet<String> = BTreeSet::new();
@@ -116,7 +132,8 @@ pub(crate) fn unit_flows(
         let before = taint.size();
         found = None;
         for (index, s) in statements.iter().enumerate() {
-            let kinds = taint.kinds_of(p, s, false);
+            let d = direct.get(index);
+            let kinds = taint.kinds_of(p, s, d, false);
             if kinds != 0 {
                 for target in assignment_targets(&s.text, p) {
                     taint.add(&target, kinds);
@@ -138,7 +155,7 @@ pub(crate) fn unit_flows(
                     continue;
                 };
                 let args = s.text.get(whole.end()..).unwrap_or("");
-                let arg_kinds = taint.kinds_in(p, args);
+                let arg_kinds = taint.kinds_in(p, args, direct_sources(p, args));
                 if arg_kinds != 0 {
                     let recv = String::from_utf8_lossy(recv.as_bytes()).into_owned();
                     if let Some(file) = writers.get(&recv).cloned() {
@@ -151,7 +168,7 @@ pub(crate) fn unit_flows(
             // The first sink, unless a later one carries worse (secrets over the user's files).
             let worse = |k: u8| k & (SECRET | ENV | CRED) != 0;
             if found.is_none_or(|(_, k)| !worse(k)) && is_sink(s, p, &receivers) {
-                let reaching = taint.kinds_of(p, s, true) & SOURCES;
+                let reaching = taint.kinds_of(p, s, d, true) & SOURCES;
                 if reaching != 0 && found.is_none_or(|_| worse(reaching)) {
                     found = Some((s.line, reaching));
                 }
@@ -244,9 +261,10 @@ impl Taint {
         *map.entry(name.to_owned()).or_insert(0) |= kinds;
     }
 
-    /// The kinds a piece of code carries: its own sources and the names it mentions.
-    fn kinds_in(&self, p: &Patterns, code: &str) -> u8 {
-        let mut kinds = direct_sources(p, code);
+    /// The kinds a piece of code carries: its own sources (`direct`, from
+    /// [`direct_sources`]) and the names it mentions.
+    fn kinds_in(&self, p: &Patterns, code: &str, direct: u8) -> u8 {
+        let mut kinds = direct;
         for m in p.word.find_iter(code.as_bytes()) {
             if string_prefix(code.as_bytes(), m.start(), m.end()) {
                 continue;
@@ -278,10 +296,19 @@ impl Taint {
     /// is not in an authentication position (judged per occurrence). At a sink only the
     /// sources count; elsewhere the markers read on the whole statement (a secret's name and
     /// the environment, the home directory and a walk) on different lines also combine.
-    fn kinds_of(&self, p: &Patterns, s: &Statement, at_sink: bool) -> u8 {
+    fn kinds_of(
+        &self,
+        p: &Patterns,
+        s: &Statement,
+        direct: Option<&(Vec<u8>, u8)>,
+        at_sink: bool,
+    ) -> u8 {
         let mut kinds = 0;
-        for line in &s.lines {
-            let k = self.kinds_in(p, line);
+        for (i, line) in s.lines.iter().enumerate() {
+            let own = direct
+                .and_then(|(lines, _)| lines.get(i).copied())
+                .unwrap_or(0);
+            let k = self.kinds_in(p, line, own);
             kinds |= if k & SECRET != 0 && self.only_in_auth(p, line) {
                 k & !SECRET
             } else {
@@ -289,7 +316,8 @@ impl Taint {
             };
         }
         if !at_sink && s.lines.len() > 1 {
-            kinds |= self.kinds_in(p, &s.text) & (NAME | HOME | USER);
+            let own = direct.map_or(0, |(_, joined)| *joined);
+            kinds |= self.kinds_in(p, &s.text, own) & (NAME | HOME | USER);
         }
         kinds
     }
