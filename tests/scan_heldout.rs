@@ -8,7 +8,10 @@
 //!
 //! The items are split by a fixed hash of their name (FNV-1a 64, even = `dev`, odd = `test`).
 //! Rules were written looking at `dev` only; `test` was written at the same time, before any
-//! rule change, and measured once before and once after (BENCHMARKS.md). The test prints the
+//! rule change, and measured once before and once after (BENCHMARKS.md). A second round
+//! (source-to-sink flows, standing orders that append a "never", payload catalogues, public
+//! keys: the `flow-*`, `standing-never-share`, `docs-*` items) added `dev` items only, named so
+//! they hash to `dev`, written before its rules; `test` was not read for it. The test prints the
 //! table (`--nocapture`; `SCAN_HELDOUT_REPORT=path` writes it) and asserts the floors the
 //! rules reached, so a regression fails.
 
@@ -93,9 +96,9 @@ fn held_out_fixtures() {
     );
     // The figures the issue-21 rules reached (BENCHMARKS.md): every malicious fixture
     // flagged on both splits; on `dev` no benign one flagged; on `test` (measured once after
-    // the rules were written, not tuned on) at most one benign blocked and four flagged.
+    // the rules were written, not tuned on) at most one benign blocked and three flagged.
     for ((split, label), t) in &table {
-        let (max_block, max_flagged) = if *split == "dev" { (0, 0) } else { (1, 4) };
+        let (max_block, max_flagged) = if *split == "dev" { (0, 0) } else { (1, 3) };
         if *label == "malicious" {
             assert_eq!(t.flagged, t.n, "{split}: malicious fixtures missed");
         } else {

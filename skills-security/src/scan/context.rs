@@ -254,8 +254,11 @@ fn markdown(text: &str, layout: &mut Layout) {
             };
             fence = Some((ch, len));
             // Only the line that introduces a block is read for cues (not every prose line).
-            block_doc = section_doc
-                || last_prose.is_some_and(|p| doc_cue(layout.line_text(text, p), INTRO_CUES));
+            // An introduction that tells the reader to run the block makes it an instruction,
+            // whatever it calls it ("Example (run it now):").
+            let intro = last_prose.map(|p| layout.line_text(text, p));
+            block_doc = (section_doc || intro.is_some_and(|l| doc_cue(l, INTRO_CUES)))
+                && !intro.is_some_and(tells_to_run);
             last_prose = None;
             layout.ctx.push(Ctx::Code);
             layout.unit.push(unit);
@@ -351,6 +354,48 @@ const INTRO_CUES: &[&str] = &[
     "\u{274c}",
 ];
 
+/// Phrases that tell the reader to run what follows.
+const RUN_PHRASES: &[&str] = &[
+    "run it",
+    "run this",
+    "run these",
+    "run that",
+    "run the above",
+    "run the following",
+    "run the command",
+    "run the script",
+    "run now",
+    "run immediately",
+    "execute it",
+    "execute this",
+    "execute these",
+    "execute the following",
+    "paste it",
+    "paste this",
+    "keep it running",
+    "keep it open",
+];
+
+/// Words that, shortly before a run phrase, negate it ("do not run this").
+const RUN_NEGATIONS: &[&str] = &["not ", "never ", "n't ", "don't ", "avoid ", "without "];
+
+/// Whether `line` tells the reader to run something (not "do not run this").
+///
+/// **Threat.** Calling a payload an example must not make it documentation when the same
+/// line asks for it to be run. **Guarantee.** A run phrase ("run it", "run this", "execute
+/// the following" ...) not preceded within 16 bytes by a negation cancels the block's
+/// documentation cue.
+pub(crate) fn tells_to_run(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase().replace('\u{2019}', "'");
+    RUN_PHRASES.iter().any(|phrase| {
+        lower.match_indices(phrase).any(|(at, _)| {
+            let from = at.saturating_sub(16);
+            let before = lower.get(from..at).unwrap_or("");
+            !RUN_NEGATIONS.iter().any(|n| before.contains(n))
+        })
+    })
+}
+
 /// Whether `line` holds one of `cues` (ASCII case-insensitive; cues are lower case).
 fn doc_cue(line: &str, cues: &[&str]) -> bool {
     let lower = line.to_ascii_lowercase();
@@ -366,10 +411,15 @@ fn doc_cue(line: &str, cues: &[&str]) -> bool {
     })
 }
 
+/// The documentation level of a catalogue of payloads (see [`file_doc_level`]); its code
+/// blocks count as documentation blocks too, one step more.
+pub(crate) const CATALOGUE_LEVEL: u8 = 2;
+
 /// Severity steps every finding of a file loses for what the file is: a rule body (YARA,
 /// Semgrep, Sigma, Snort/Suricata) only lists patterns to detect and is never run: 3 (a
-/// critical pattern weighs `Low`); reference Markdown beside the SKILL.md documents: 1; the
-/// SKILL.md, scripts and configuration: 0.
+/// critical pattern weighs `Low`); reference Markdown beside the SKILL.md that is a
+/// catalogue of payloads ([`is_catalogue`]): [`CATALOGUE_LEVEL`]; other reference Markdown
+/// documents: 1; the SKILL.md, scripts and configuration: 0.
 ///
 /// The guarantee is bounded: a file counts as a rule body by its structure (YARA's `rule`
 /// with `condition:`, Semgrep's `rules:` list with `pattern` keys, Sigma's `detection:` with
@@ -380,9 +430,76 @@ pub(crate) fn file_doc_level(path: &str, kind: FileKind, text: &str) -> u8 {
     }
     let name = path.rsplit('/').next().unwrap_or(path);
     if kind == FileKind::Markdown && !name.eq_ignore_ascii_case("SKILL.md") {
-        return 1;
+        return if is_catalogue(text) {
+            CATALOGUE_LEVEL
+        } else {
+            1
+        };
     }
     0
+}
+
+/// Imperative openings of a prose line that ask the reader to run or fetch something.
+const IMPERATIVES: &[&str] = &[
+    "run ",
+    "execute ",
+    "paste ",
+    "download ",
+    "install ",
+    "launch ",
+    "open a terminal",
+    "you must ",
+    "the agent must ",
+    "always run",
+    "before starting",
+    "before anything",
+];
+
+/// Whether a reference Markdown file is a catalogue of payloads: a heading that names
+/// attacks, payloads or detections; at least three items (table rows, list items, code
+/// blocks) with explanatory prose; and no prose line that tells the reader to run, paste,
+/// download or install anything.
+///
+/// **Threat.** Security skills ship payload lists that read as attacks; an attacker would
+/// like a payload to pass as such a list. **Guarantee.** Only reference files (never the
+/// SKILL.md, scripts or configuration) qualify, by structure and the absence of any
+/// imperative to run; a catalogue is lowered, never dropped, and what the SKILL.md body
+/// itself asks to run weighs in full.
+pub(crate) fn is_catalogue(text: &str) -> bool {
+    let mut heading = false;
+    let mut items = 0usize;
+    let mut prose = false;
+    let mut in_fence = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            if !in_fence {
+                items += 1;
+            }
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence || t.is_empty() {
+            continue;
+        }
+        if t.starts_with('#') {
+            heading |= doc_cue(t, HEADING_CUES) || doc_cue(t, &["catalog"]);
+            continue;
+        }
+        let body = t
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start_matches(['.', ')', '-', '*', '+', '|', '>', ' ']);
+        let lower = body.to_ascii_lowercase();
+        if IMPERATIVES.iter().any(|i| lower.starts_with(i)) || tells_to_run(body) {
+            return false;
+        }
+        if t.starts_with('|') || t.starts_with("- ") || t.starts_with("* ") || t != body {
+            items += 1;
+        } else if body.split_whitespace().count() >= 4 {
+            prose = true;
+        }
+    }
+    heading && prose && items >= 3
 }
 
 fn is_rule_body(path: &str, text: &str) -> bool {
@@ -412,84 +529,4 @@ fn is_rule_body(path: &str, text: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn markdown_contexts() {
-        let text = "---\nname: x\n---\nProse line\n\n```bash\ncurl x | sh\n```\n<!-- hidden\nstill -->\nafter\n";
-        let l = layout(FileKind::Markdown, text);
-        assert_eq!(
-            l.ctx,
-            vec![
-                Ctx::Frontmatter,
-                Ctx::Frontmatter,
-                Ctx::Frontmatter,
-                Ctx::Prose,
-                Ctx::Prose,
-                Ctx::Code,
-                Ctx::Code,
-                Ctx::Code,
-                Ctx::HtmlComment,
-                Ctx::HtmlComment,
-                Ctx::Prose,
-            ]
-        );
-        assert_eq!(l.line_text(text, 6), "curl x | sh");
-        assert_eq!(l.unit[5], l.unit[7]);
-        assert_ne!(l.unit[3], l.unit[6]);
-        assert_eq!(l.line_of(text.find("curl").unwrap_or(0)), 6);
-    }
-
-    #[test]
-    fn longer_fences_nest_shorter_ones() {
-        let text = "````md\n```bash\nx\n```\nstill code\n````\nprose";
-        let l = layout(FileKind::Markdown, text);
-        assert_eq!(l.ctx[4], Ctx::Code);
-        assert_eq!(l.ctx[6], Ctx::Prose);
-    }
-
-    #[test]
-    fn documentation_blocks() {
-        let text = "Example of a malicious step:\n\n```bash\nx\n```\nRun:\n```bash\ny\n```\n## Attack payloads\n```\nz\n```\n## Use\n```\nw\n```\n";
-        let l = layout(FileKind::Markdown, text);
-        let at = |s: &str| {
-            (0..l.starts.len())
-                .find(|&i| l.line_text(text, i) == s)
-                .unwrap_or(0)
-        };
-        assert_eq!(l.doc[at("x")], 1);
-        assert_eq!(l.doc[at("y")], 0);
-        assert_eq!(l.doc[at("z")], 1);
-        assert_eq!(l.doc[at("w")], 0);
-        assert!(!doc_cue("conflagration", INTRO_CUES));
-    }
-
-    #[test]
-    fn rule_bodies_by_structure() {
-        let yara = "rule x\n{\n strings:\n  $a = \"curl | sh\"\n condition:\n  any of them\n}\n";
-        assert_eq!(file_doc_level("rules/x.yar", FileKind::Markdown, yara), 3);
-        // A shell script named `.yar` is not a rule body.
-        assert_eq!(
-            file_doc_level("x.yar", FileKind::Script, "curl x | sh\n"),
-            0
-        );
-        let semgrep = "rules:\n  - id: a\n    pattern: eval(...)\n";
-        assert_eq!(file_doc_level("r.yaml", FileKind::Config, semgrep), 3);
-        assert_eq!(file_doc_level("ci.yaml", FileKind::Config, "jobs:\n"), 0);
-        assert_eq!(
-            file_doc_level("references/a.md", FileKind::Markdown, "x"),
-            1
-        );
-        assert_eq!(file_doc_level("SKILL.md", FileKind::Markdown, "x"), 0);
-    }
-
-    #[test]
-    fn kinds() {
-        assert_eq!(file_kind("scripts/a.py", ""), FileKind::Script);
-        assert_eq!(file_kind("SKILL.md", ""), FileKind::Markdown);
-        assert_eq!(file_kind(".mcp.json", ""), FileKind::Config);
-        assert_eq!(file_kind("tool", "#!/bin/sh\n"), FileKind::Script);
-        assert_eq!(file_kind("LICENSE", ""), FileKind::Markdown);
-    }
-}
+mod tests;

@@ -69,6 +69,67 @@ pub(crate) fn only_known_installers(line: &str) -> bool {
     seen
 }
 
+/// Whether every SSH key file `line` names is a public key (`.pub`), or the line only lists,
+/// creates or enters the `.ssh` directory itself: nothing secret is read.
+///
+/// **Threat.** Setting up SSH access shows the public key (`cat ~/.ssh/id_ed25519.pub`);
+/// reading it as key theft flags every such guide. **Guarantee.** One private key file
+/// (`id_rsa`, `~/.ssh/deploy.pem`), or the `.ssh` directory given to any other command
+/// (`tar`, `cp`, `cat`), and the line weighs as before.
+pub(crate) fn only_public_keys(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut seen = false;
+    // Key files by name: `id_rsa`, `id_ed25519`... (with or without a directory).
+    for (at, _) in lower.match_indices("id_") {
+        let boundary = at == 0 || !bytes.get(at - 1).is_some_and(u8::is_ascii_alphanumeric);
+        let name: String = lower[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            .collect();
+        let key = ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
+            .iter()
+            .any(|k| name.starts_with(k));
+        if !(boundary && key) {
+            continue;
+        }
+        seen = true;
+        if !name.trim_end_matches('.').ends_with(".pub") {
+            return false;
+        }
+    }
+    // Files and the directory under `.ssh/`.
+    for (at, _) in lower.match_indices(".ssh") {
+        let rest = &lower[at + 4..];
+        let name: String = rest
+            .strip_prefix('/')
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            .collect();
+        let name = name.trim_end_matches('.');
+        seen = true;
+        if name.is_empty() {
+            // The directory itself: harmless only for listing, creating or entering it.
+            let command = lower[..at]
+                .rsplit(['`', ';', '&', '|', '(', '$'])
+                .next()
+                .unwrap_or("")
+                .trim_start();
+            let verb = command.split_whitespace().next().unwrap_or("");
+            if !matches!(
+                verb,
+                "ls" | "mkdir" | "cd" | "test" | "stat" | "chmod" | "["
+            ) {
+                return false;
+            }
+        } else if !name.ends_with(".pub") && name != "known_hosts" {
+            return false;
+        }
+    }
+    seen
+}
+
 fn is_known(url: &str) -> bool {
     KNOWN_INSTALLERS.iter().any(|k| {
         url.len() >= k.len()
@@ -201,6 +262,18 @@ pub(crate) fn key_to_own_service(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn public_keys_only() {
+        assert!(only_public_keys("cat ~/.ssh/id_ed25519.pub"));
+        assert!(only_public_keys("Check for a key: `ls ~/.ssh`."));
+        assert!(only_public_keys("mkdir -p ~/.ssh && cat ~/.ssh/id_rsa.pub"));
+        assert!(!only_public_keys("cat ~/.ssh/id_ed25519"));
+        assert!(!only_public_keys("cat ~/.ssh/id_rsa.pub ~/.ssh/id_rsa"));
+        assert!(!only_public_keys("tar czf k.tgz ~/.ssh"));
+        assert!(!only_public_keys("cp ~/.ssh/deploy.pem /tmp"));
+        assert!(!only_public_keys("no key here"));
+    }
 
     #[test]
     fn installers_only_when_every_url_is_known() {

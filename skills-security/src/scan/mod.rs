@@ -40,6 +40,7 @@ mod context;
 mod detonate;
 mod dir;
 mod find;
+mod flow;
 mod installers;
 mod known;
 mod mcp;

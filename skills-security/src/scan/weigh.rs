@@ -62,7 +62,10 @@ pub(crate) fn soften(kind: Soften, severity: Severity, line: &str, matched: &str
         Soften::OwnServiceKey if installers::key_to_own_service(line) => {
             severity.min(Severity::Medium)
         }
-        Soften::KnownInstaller | Soften::Disposable | Soften::OwnServiceKey => severity,
+        // A public key is not softened but dropped, before weighing (`rules::weigh`).
+        Soften::KnownInstaller | Soften::Disposable | Soften::OwnServiceKey | Soften::PublicKey => {
+            severity
+        }
     }
 }
 
@@ -93,6 +96,8 @@ pub(crate) struct Conditions<'r> {
     pub also: Option<&'r Regex>,
     pub also2: Option<&'r Regex>,
     pub unless: Option<&'r Regex>,
+    /// Whether `also` and `also2` must match in a clause no negation governs.
+    pub governed: bool,
 }
 
 impl Paragraphs {
@@ -129,9 +134,12 @@ impl Paragraphs {
             .unwrap_or(text.len())
             .min(text.len());
         let body = text.as_bytes().get(start..end.max(start)).unwrap_or(b"");
-        let holds = conditions.also.is_none_or(|r| r.is_match(body))
-            && conditions.also2.is_none_or(|r| r.is_match(body))
-            && !conditions.unless.is_some_and(|r| r.is_match(body));
+        let holds = if conditions.governed {
+            super::behaviour::governed_hold(conditions.also, conditions.also2, body)
+        } else {
+            conditions.also.is_none_or(|r| r.is_match(body))
+                && conditions.also2.is_none_or(|r| r.is_match(body))
+        } && !conditions.unless.is_some_and(|r| r.is_match(body));
         self.cache.insert((rule, unit), holds);
         holds
     }

@@ -11,6 +11,7 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use super::blobs;
 use super::context::{self, Ctx, FileKind, Layout};
+use super::flow;
 use super::installers;
 use super::report::{Category, FindingContext, ScanFinding, Severity};
 pub(crate) use super::signals::FileSignals;
@@ -18,7 +19,7 @@ use super::signals::UnitSignals;
 use super::weigh::{self, Conditions, Paragraphs};
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::table::{AUTH_USE, RULES, RuleDef, SECRET_READ_CAPTURE, Scope};
+use super::table::{AUTH_USE, RULES, RuleDef, SECRET_READ_CAPTURE, Scope, Soften};
 use super::triggers::TRIGGERS;
 
 /// Every rule's triggers: the table's and the behaviour rules'.
@@ -49,6 +50,7 @@ impl Compiled {
             also: self.also.as_ref(),
             also2: self.also2.as_ref(),
             unless: self.unless.as_ref(),
+            governed: self.def.governed,
         }
     }
 }
@@ -276,6 +278,15 @@ impl RuleSet {
                 None => u32::try_from(i + 1).unwrap_or(u32::MAX),
             }
         };
+        // A catalogue's code blocks are documentation blocks whatever introduces them.
+        let line_doc = |i: usize, ctx: Ctx| -> u8 {
+            let block = layout.doc.get(i).copied().unwrap_or(0);
+            if file_doc == context::CATALOGUE_LEVEL && ctx == Ctx::Code {
+                block.max(1)
+            } else {
+                block
+            }
+        };
         let mut findings = Vec::new();
         let mut units: BTreeMap<u32, UnitSignals> = BTreeMap::new();
         let candidates = self.candidate_lines(text, &layout, rules.len());
@@ -292,9 +303,7 @@ impl RuleSet {
                 {
                     continue;
                 }
-                let doc = file_doc
-                    .saturating_add(layout.doc.get(i).copied().unwrap_or(0))
-                    .min(3);
+                let doc = file_doc.saturating_add(line_doc(i, ctx)).min(3);
                 // The first match on a line that counts where it sits.
                 let Some((severity, context)) =
                     rule.regex.find_iter(line.as_bytes()).find_map(|m| {
@@ -346,6 +355,22 @@ impl RuleSet {
                 file_signals.raise(bit, path, line_no(line));
             }
         }
+        // Data followed from its source to a network send, within each code unit.
+        for (lines, doc) in flow::code_units(&layout) {
+            let extra = if file_doc == context::CATALOGUE_LEVEL {
+                doc.max(1)
+            } else {
+                doc
+            };
+            findings.extend(flow::unit_flows(
+                path,
+                text,
+                &layout,
+                &lines,
+                file_doc.saturating_add(extra),
+                &line_no,
+            ));
+        }
         findings.extend(self.secret_harvest(path, text, &layout, &line_no));
         if depth < MAX_DECODE_DEPTH {
             findings.extend(blobs::scan_blobs(
@@ -392,6 +417,9 @@ impl RuleSet {
             {
                 return None;
             }
+        }
+        if rule.def.soften == Soften::PublicKey && installers::only_public_keys(line) {
+            return None;
         }
         let prose = !ctx.is_code_like();
         if rule.def.scope == Scope::Code && prose {

@@ -1,0 +1,103 @@
+//! The data-flow pass's expressions: sources, sinks, connections, writers, bindings.
+//! Compiled once, without Unicode classes (ASCII syntax), like the rule table.
+
+use std::sync::OnceLock;
+
+use regex::bytes::{Regex, RegexBuilder};
+
+/// Every expression of the pass.
+pub(super) struct Patterns {
+    pub(super) secret: Regex,
+    pub(super) env_dump: Regex,
+    pub(super) env_option: Regex,
+    pub(super) env_lookup: Regex,
+    pub(super) cred: Regex,
+    pub(super) user: Regex,
+    pub(super) home: Regex,
+    pub(super) walk: Regex,
+    pub(super) name_literal: Regex,
+    pub(super) sink: Regex,
+    pub(super) receiver_def: Regex,
+    pub(super) receiver_use: Regex,
+    pub(super) mutation: Regex,
+    pub(super) write_target: Regex,
+    pub(super) writer_def: Regex,
+    pub(super) auth: Regex,
+    pub(super) word: Regex,
+    pub(super) function_def: Regex,
+    pub(super) binding: Regex,
+}
+
+fn build(pattern: &str) -> Option<Regex> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(16 * 1024 * 1024)
+        .build()
+        .ok()
+}
+
+pub(super) fn patterns() -> Option<&'static Patterns> {
+    static P: OnceLock<Option<Patterns>> = OnceLock::new();
+    P.get_or_init(|| {
+        Some(Patterns {
+            secret: build(super::super::table::SECRET_READ_CAPTURE)?,
+            // The environment as a whole (not one variable of it).
+            env_dump: build(
+                r#"os\.environ\s*(?:$|[),;\]}]|\.(?:items|keys|values|copy)\()|\bprocess\.env\s*(?:$|[),;\]}])|\$\(\s*(?:env|printenv|set|export -p)\s*\)|`(?:env|printenv)`|(?:^|[;&|(]\s*)(?:env|printenv)\s*(?:$|[|>])|Get-ChildItem\s+env:"#,
+            )?,
+            // `env=os.environ` given to a child process passes it on, it does not collect it.
+            env_option: build(r#"\benv\s*[=:]\s*(?:\{[^}\n]*\}|[^,)\n]*)"#)?,
+            env_lookup: build(r#"os\.environ|getenv\(|process\.env|\bENV\["#)?,
+            cred: build(concat!(
+                r#"(?i)"#,
+                r#"\.ssh/(?:id_[a-z0-9_]+(?:\.pub)?|[a-z0-9_-]*\.pem|authorized_keys|config)\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b|\.aws/(?:credentials|config)\b|\.config/gcloud\b|application_default_credentials\.json|\.kube/config\b|\.azure/|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|\.config/gh/hosts\.yml|\.gnupg/|/etc/shadow\b|\.password-store/|\.vault-token\b"#,
+                r#"|(?-i:["'](?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.azure|\.password-store|\.env(?:\.\w+)?|\.npmrc|\.netrc|\.pypirc|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519)|Login Data|Cookies|Local State|Web Data|logins\.json|key[34]\.db|cookies\.sqlite|wallet\.dat)["'])"#,
+                r#"|(?:^|[\s/@=<'"(])\.env(?:\.local|\.production|\.prod)?(?:$|[\s"'`;|&)])"#,
+                r#"|(?:Chrome|Chromium|BraveSoftware|Edge|firefox)[^\n]*(?:Login Data|Cookies|Local State|logins\.json|key4\.db)|\bwallet\.dat\b|\.(?:bitcoin|ethereum|electrum)/|\bsecurity\s+(?:find-generic-password|find-internet-password|dump-keychain)\b|keyring\.get_password|Library/Keychains"#,
+            ))?,
+            user: build(
+                r#"[/\\'"](?:Documents|Desktop|Downloads|Pictures|Photos|Movies)\b|\.(?:bash|zsh|fish|python|node_repl|psql|mysql)_history\b|(?:^\s*|[;&|(]\s*|\$\(\s*)history\b(?:\s+-?\w+)*\s*(?:$|[|>)])|fish_history"#,
+            )?,
+            home: build(
+                r#"Path\.home\(\)|\bhomedir\(\)|expanduser\(\s*["']~/?["']\s*\)|os\.environ(?:\.get\(|\[)\s*["'](?:HOME|USERPROFILE)["']|process\.env\.(?:HOME|USERPROFILE)\b|\$\{?HOME\}?(?:$|[^/\w])|(?:^|[\s=(])~/?(?:$|[\s"')])"#,
+            )?,
+            walk: build(
+                r#"os\.walk\(|os\.listdir\(|os\.scandir\(|\.rglob\(|\.iterdir\(|\bglob\(|readdirSync\(|readdir\(|\bwalk\w*\(|\bfind\s|\bls\s+-[a-zA-Z]*R|\btar\s|\bzip\s+-r"#,
+            )?,
+            name_literal: build(
+                r#"["'][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|_KEY|APIKEY|CREDENTIAL)[A-Z0-9_]*["']"#,
+            )?,
+            sink: build(concat!(
+                r#"(?i)\b(?:requests|httpx|session|sess|client|aiohttp|urllib3|http|axios|got|superagent|needle|ky|request)\.(?:post|put|patch|get|request|delete|head|send|fetch)\s*\("#,
+                r#"|\bfetch\s*\(|\baxios\s*\(|\burlopen\s*\(|\burllib\.request\.Request\s*\(|\bhttps?\.(?:request|get)\s*\(|\bsendBeacon\s*\(|\bInvoke-(?:WebRequest|RestMethod)\b|\b(?:iwr|irm)\s"#,
+                r#"|(?:^\s*|[;&|(`{]\s*|\$\(\s*|["']\s*|\b(?:then|do|else|exec|sudo|xargs)\s+)(?:curl|wget|nc|ncat|netcat|socat|scp|sendmail|mailx?|nslookup|dig|ftp|sftp)(?:\s+[^=\s]|["',)]|\s*$)|/dev/(?:tcp|udp)/|\brsync\b[^\n]*\s\S+:"#,
+            ))?,
+            receiver_def: build(
+                r#"(?i)(?:^|[\s(,])(?:const|let|var|with)?\s*([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?(?:https?\.request|net\.(?:connect|createConnection)|new\s+net\.Socket|tls\.connect|socket\.(?:socket|create_connection)|new\s+WebSocket|new\s+XMLHttpRequest|websocket\.create_connection|smtplib\.SMTP(?:_SSL)?|http\.client\.HTTPS?Connection|ftplib\.FTP(?:_TLS)?|aiohttp\.ClientSession|httpx\.(?:Async)?Client|requests\.Session)\s*\(|(?:socket\.(?:socket|create_connection)|smtplib\.SMTP(?:_SSL)?|ftplib\.FTP(?:_TLS)?|httpx\.(?:Async)?Client|requests\.Session|aiohttp\.ClientSession)\s*\([^\n]*\bas\s+([A-Za-z_]\w*)"#,
+            )?,
+            receiver_use: build(
+                r#"\b([A-Za-z_$][\w$]*)\.(?:write|end|send|sendall|sendto|request|sendmail|send_message|storbinary|post|put|patch|get)\s*\("#,
+            )?,
+            mutation: build(
+                r#"\b([A-Za-z_$][\w$]*)\.(?:append|push|extend|update|add|write|writestr|writelines|set|insert|unshift|concat|addfile)\s*\("#,
+            )?,
+            write_target: build(
+                r#"(?:^|[^>&0-9])>>?\s*("[^"\n]+"|'[^'\n]+'|[^\s;&|)]+)|\btar\s+(?:-[a-zA-Z]*\s+)*-?[a-zA-Z]*f\s+("[^"\n]+"|'[^'\n]+'|\S+)|\bzip\s+(?:-\S+\s+)*("[^"\n]+"|'[^'\n]+'|\S+)|\b7z\s+a\s+(?:-\S+\s+)*("[^"\n]+"|\S+)|\bcp\s+(?:-\S+\s+)*\S+\s+("[^"\n]+"|'[^'\n]+'|\S+)\s*$"#,
+            )?,
+            writer_def: build(
+                r#"(?:\b(?:open|ZipFile|TarFile|tarfile\.open|gzip\.open|GzipFile|createWriteStream|BytesIO|StringIO)\s*\(\s*([A-Za-z_]\w*|"[^"\n]*"|'[^'\n]*')[^\n]*?\bas\s+([A-Za-z_]\w*))|(?:\b([A-Za-z_$][\w$]*)\s*=\s*(?:\w+\.)?(?:open|ZipFile|TarFile|tarfile\.open|gzip\.open|GzipFile|createWriteStream)\s*\(\s*([A-Za-z_]\w*|"[^"\n]*"|'[^'\n]*'))"#,
+            )?,
+            auth: build(
+                r#"(?i)authorization|bearer|\bbasic\b|x-api-key|api[_-]?key|apikey|\btoken\b|access_token|\bauth\b|client_secret|password|passwd|--user\b|(?:^|\s)-u\s|login\s*\("#,
+            )?,
+            word: build(r"[A-Za-z_][A-Za-z0-9_]*")?,
+            function_def: build(
+                r#"^(\s*)(?:async\s+)?(?:def|function\*?)\s+([A-Za-z_$][\w$]*)\s*\(|^(\s*)(?:export\s+)?(?:async\s+)?function\*?\s+([A-Za-z_$][\w$]*)\s*\(|^(\s*)([A-Za-z_]\w*)\s*\(\s*\)\s*\{"#,
+            )?,
+            binding: build(
+                r#"^\s*(?:for\s*\(?\s*(?:const|let|var)?\s*([^;]*?)\s+(?:in|of)\s+(.+)$|(?:async\s+)?with\s+(.+?)\s+as\s+([\w\s,()]+):\s*$)"#,
+            )?,
+        })
+    })
+    .as_ref()
+}
