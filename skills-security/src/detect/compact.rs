@@ -1,4 +1,4 @@
-//! The trigger automata re-encoded as compact tables, for the speed a caller sees.
+//! The trigger automaton re-encoded as a compact table, for the speed a caller sees.
 //!
 //! Why: `aho-corasick`'s DFA stores each state as a row of 32-bit ids, padded to a power of
 //! two columns; for the pass's trigger set that is about a quarter of a megabyte per
@@ -155,15 +155,9 @@ impl Compact {
         self.used * 2 + self.matches.len() * 8 + 256
     }
 
-    /// The start state.
-    #[inline]
-    pub(crate) fn start(&self) -> u16 {
-        self.start
-    }
-
     /// The state after `b` from `s`.
     #[inline(always)]
-    pub(crate) fn next(&self, s: u16, b: u8) -> u16 {
+    fn next(&self, s: u16, b: u8) -> u16 {
         // Ids are offsets of rows of `stride` entries, built above, so the sum stays in the
         // rows; the mask only lets the compiler see that it stays in the table.
         self.trans[(usize::from(s) + usize::from(self.classes[usize::from(b)])) & (TABLE - 1)]
@@ -171,14 +165,8 @@ impl Compact {
 
     /// True when `s` is dead or a match state.
     #[inline(always)]
-    pub(crate) fn is_special(&self, s: u16) -> bool {
+    fn is_special(&self, s: u16) -> bool {
         s <= self.max_match
-    }
-
-    /// True when `s` is a match state.
-    #[inline(always)]
-    pub(crate) fn is_match(&self, s: u16) -> bool {
-        s != 0 && s <= self.max_match
     }
 
     /// The leftmost(-longest, when the source automaton was built so) match in

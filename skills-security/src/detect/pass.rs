@@ -12,12 +12,13 @@
 //! overlap), only marking the 64-byte blocks where some trigger ends; the leftmost-longest
 //! automaton and the recognizers then run on the marked blocks alone. Clean text costs one
 //! interleaved pass and no allocation (the block marks are allocated on the first mark).
-//! Both automata are walked as [`compact`](super::compact) tables, a fifth of the size of
-//! `aho-corasick`'s own, so a caller's work between two calls evicts less of them.
+//! The leftmost-longest automaton is walked as a [`compact`](super::compact) table, a fifth
+//! of the size of `aho-corasick`'s own, so a caller's work between two calls evicts less of
+//! it.
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
-use aho_corasick::{Input, MatchKind};
+use aho_corasick::{Anchored, Input, MatchKind};
 
 use super::compact::Compact;
 
@@ -58,9 +59,11 @@ pub(crate) struct TriggerPass {
     /// The same automaton as a compact table ([`compact`](super::compact)), searched
     /// instead of `dfa` when it could be built (it always is for the built-in triggers).
     compact: Option<Compact>,
-    /// The same patterns as a plain (all matches) compact DFA for the interleaved probe
-    /// (`None`: no probe).
-    probe: Option<Compact>,
+    /// The same patterns as a plain DFA for the interleaved probe (`None`: no probe). Left
+    /// as `aho-corasick` builds it: its four interleaved walks keep their states in
+    /// registers, which the compact table's 16-bit steps did not (clean prose ran 8 %
+    /// slower), and a long text's walk keeps its rows in cache anyway.
+    probe: Option<DFA>,
     /// The longest pattern, in bytes.
     max_len: usize,
     triggers: Vec<Trigger>,
@@ -146,8 +149,7 @@ impl TriggerPass {
             .ascii_case_insensitive(true)
             .prefilter(false)
             .build(&patterns)
-            .ok()
-            .and_then(|d| Compact::new(&d));
+            .ok();
         let max_len = patterns.iter().map(|p| p.len()).max().unwrap_or(1);
         TriggerPass {
             dfa,
@@ -160,9 +162,12 @@ impl TriggerPass {
 
     /// Marks (one bit per 64-byte block) every block where some pattern ends, stepping
     /// four lanes of the text in lockstep. `None` means nothing is marked.
-    fn probe(&self, dfa: &Compact, h: &[u8]) -> Option<Vec<u64>> {
+    fn probe(&self, dfa: &DFA, h: &[u8]) -> Option<Vec<u64>> {
         let n = h.len();
-        let start = dfa.start();
+        let Ok(start) = dfa.start_state(Anchored::No) else {
+            // Cannot probe: everything is a candidate.
+            return Some(vec![u64::MAX; n / BLOCK / 64 + 1]);
+        };
         let mut marks: Option<Vec<u64>> = None;
         let mut mark = |p: usize| {
             let m = marks.get_or_insert_with(|| vec![0u64; n / BLOCK / 64 + 1]);
@@ -179,10 +184,10 @@ impl TriggerPass {
         let l3 = &rest[..lane];
         let (mut s0, mut s1, mut s2, mut s3) = (start, start, start, start);
         for i in 0..lane {
-            s0 = dfa.next(s0, l0[i]);
-            s1 = dfa.next(s1, l1[i]);
-            s2 = dfa.next(s2, l2[i]);
-            s3 = dfa.next(s3, l3[i]);
+            s0 = dfa.next_state(Anchored::No, s0, l0[i]);
+            s1 = dfa.next_state(Anchored::No, s1, l1[i]);
+            s2 = dfa.next_state(Anchored::No, s2, l2[i]);
+            s3 = dfa.next_state(Anchored::No, s3, l3[i]);
             if dfa.is_special(s0) | dfa.is_special(s1) | dfa.is_special(s2) | dfa.is_special(s3) {
                 for (k, sid) in [s0, s1, s2, s3].into_iter().enumerate() {
                     if dfa.is_match(sid) {
@@ -203,7 +208,7 @@ impl TriggerPass {
             };
             let mut sid = s[k];
             for (p, &b) in h.iter().enumerate().take(to).skip(from) {
-                sid = dfa.next(sid, b);
+                sid = dfa.next_state(Anchored::No, sid, b);
                 if dfa.is_match(sid) {
                     mark(p);
                 }
