@@ -3,6 +3,7 @@
 
 mod birth;
 mod card;
+mod compact;
 mod credential;
 mod date;
 mod email;

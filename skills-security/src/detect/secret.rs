@@ -271,18 +271,25 @@ fn is_ident(b: u8) -> bool {
 /// Shannon entropy in bits per byte.
 pub(crate) fn entropy(v: &[u8]) -> f64 {
     let mut counts = [0u32; 256];
+    // Which bytes occur, so the sum visits only those (in byte order, as a walk over all
+    // 256 counts would: the same terms added in the same order, the same result).
+    let mut seen = [0u64; 4];
     for &b in v {
         counts[usize::from(b)] += 1;
+        seen[usize::from(b >> 6)] |= 1 << (b & 63);
     }
     let n = v.len() as f64;
-    counts
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
+    let mut sum = 0.0;
+    for (w, &word) in seen.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let c = counts[w * 64 + bits.trailing_zeros() as usize];
+            bits &= bits - 1;
             let p = f64::from(c) / n;
-            -p * p.log2()
-        })
-        .sum()
+            sum += -p * p.log2();
+        }
+    }
+    sum
 }
 
 /// `v` ASCII-lowercased into `buf` (truncated to its length).

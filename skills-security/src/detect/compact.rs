@@ -1,0 +1,237 @@
+//! The trigger automaton re-encoded as a compact table, for the speed a caller sees.
+//!
+//! Why: `aho-corasick`'s DFA stores each state as a row of 32-bit ids, padded to a power of
+//! two columns; for the pass's trigger set that is about a quarter of a megabyte per
+//! automaton. A caller detecting one document at a time, with its own work between calls,
+//! finds the rows it needs evicted from the L1 cache on every call, and a document of a few
+//! hundred bytes walks into a fresh cache line on almost every byte. The same automaton with
+//! 16-bit ids and exactly as many columns as it has byte classes is about a third of the
+//! size, so one document's walk touches far fewer lines. The search itself is the one
+//! `aho-corasick` runs (unanchored, no prefilter): step byte by byte, remember the last match,
+//! stop at the dead state; the tests check it finds exactly what `aho-corasick` finds.
+//!
+//! An automaton that does not fit 16-bit ids is not re-encoded ([`Compact::new`] answers
+//! `None`) and the pass keeps using `aho-corasick` itself.
+
+use std::collections::HashMap;
+
+use aho_corasick::Anchored;
+use aho_corasick::automaton::{Automaton, StateID};
+
+/// Every 16-bit id.
+const TABLE: usize = 1 << 16;
+
+/// A DFA with 16-bit, premultiplied state ids: a state's id is the offset of its row, so a
+/// step is one load. Row 0 is the dead state; the match states come next, so "dead or
+/// match" is one comparison.
+#[derive(Debug, Clone)]
+pub(crate) struct Compact {
+    /// The column of each byte.
+    classes: [u8; 256],
+    /// Rows of `stride` next-state ids, in a table of every 16-bit id: a step indexes it
+    /// with its id masked to 16 bits, which needs no bounds check (a branch per byte, and
+    /// in the four-lane probe registers spilled to the stack for it).
+    trans: Box<[u16; TABLE]>,
+    /// How many entries of `trans` the rows use (read by the size test).
+    #[cfg_attr(not(test), allow(dead_code))]
+    used: usize,
+    stride: u16,
+    start: u16,
+    /// The highest id of a match state (0 when there is none).
+    max_match: u16,
+    /// Per match state, in row order from row 1: the pattern it reports and its length.
+    matches: Vec<(u32, u16)>,
+}
+
+/// A match: the pattern and its end (exclusive); its start is `end - len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hit {
+    pub(crate) pattern: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+impl Compact {
+    /// Re-encodes the unanchored part of `dfa` (built without a prefilter), or `None` when
+    /// it needs more than 16-bit ids.
+    pub(crate) fn new(dfa: &impl Automaton) -> Option<Compact> {
+        let start = dfa.start_state(Anchored::No).ok()?;
+        // Every state reachable from the start, in breadth-first order: the shallow states,
+        // where a walk over text spends most of its steps, end up in neighbouring rows.
+        let mut states: Vec<StateID> = Vec::new();
+        let mut index: HashMap<StateID, usize> = HashMap::new();
+        let mut dead = None;
+        let mut queue = std::collections::VecDeque::from([start]);
+        index.insert(start, 0);
+        states.push(start);
+        while let Some(s) = queue.pop_front() {
+            for b in 0..=255u8 {
+                let t = dfa.next_state(Anchored::No, s, b);
+                if dfa.is_dead(t) {
+                    dead = Some(t);
+                }
+                if let std::collections::hash_map::Entry::Vacant(e) = index.entry(t) {
+                    e.insert(states.len());
+                    states.push(t);
+                    queue.push_back(t);
+                }
+            }
+        }
+        // Bytes that every state sends to the same place share a column.
+        let mut column_of: HashMap<Vec<StateID>, u8> = HashMap::new();
+        let mut classes = [0u8; 256];
+        let mut representative: Vec<u8> = Vec::new();
+        for b in 0..=255u8 {
+            let column: Vec<StateID> = states
+                .iter()
+                .map(|&s| dfa.next_state(Anchored::No, s, b))
+                .collect();
+            let next = column_of.len();
+            let class = *column_of.entry(column).or_insert_with(|| {
+                representative.push(b);
+                next as u8
+            });
+            classes[usize::from(b)] = class;
+        }
+        let stride = representative.len();
+        // Row order: dead, match states, the rest.
+        let mut order: Vec<Option<StateID>> = vec![None];
+        order.extend(
+            states
+                .iter()
+                .copied()
+                .filter(|&s| dfa.is_match(s))
+                .map(Some),
+        );
+        let matching = order.len() - 1;
+        order.extend(
+            states
+                .iter()
+                .copied()
+                .filter(|&s| !dfa.is_match(s) && !dfa.is_dead(s))
+                .map(Some),
+        );
+        if order.len().checked_mul(stride)? > TABLE {
+            return None;
+        }
+        let mut row_of: HashMap<StateID, u16> = HashMap::new();
+        for (row, s) in order.iter().enumerate() {
+            if let Some(s) = s {
+                row_of.insert(*s, u16::try_from(row * stride).ok()?);
+            }
+        }
+        if let Some(d) = dead {
+            row_of.insert(d, 0);
+        }
+        let used = order.len() * stride;
+        let mut trans: Box<[u16; TABLE]> = vec![0u16; TABLE].into_boxed_slice().try_into().ok()?;
+        let mut matches = Vec::with_capacity(matching);
+        for (row, s) in order.iter().enumerate() {
+            let Some(s) = *s else { continue };
+            for (class, &b) in representative.iter().enumerate() {
+                let t = dfa.next_state(Anchored::No, s, b);
+                *trans.get_mut(row * stride + class)? = *row_of.get(&t)?;
+            }
+            if dfa.is_match(s) {
+                let pattern = dfa.match_pattern(s, 0);
+                let len = u16::try_from(dfa.pattern_len(pattern)).ok()?;
+                matches.push((pattern.as_u32(), len));
+            }
+        }
+        Some(Compact {
+            classes,
+            trans,
+            used,
+            stride: u16::try_from(stride).ok()?,
+            start: *row_of.get(&start)?,
+            max_match: u16::try_from(matching * stride).ok()?,
+            matches,
+        })
+    }
+
+    /// The table's size in bytes.
+    #[cfg(test)]
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.used * 2 + self.matches.len() * 8 + 256
+    }
+
+    /// The state after `b` from `s`.
+    #[inline(always)]
+    fn next(&self, s: u16, b: u8) -> u16 {
+        // Ids are offsets of rows of `stride` entries, built above, so the sum stays in the
+        // rows; the mask only lets the compiler see that it stays in the table.
+        self.trans[(usize::from(s) + usize::from(self.classes[usize::from(b)])) & (TABLE - 1)]
+    }
+
+    /// True when `s` is dead or a match state.
+    #[inline(always)]
+    fn is_special(&self, s: u16) -> bool {
+        s <= self.max_match
+    }
+
+    /// The leftmost(-longest, when the source automaton was built so) match in
+    /// `h[from..to]`, as `aho-corasick`'s unanchored search without a prefilter reports it.
+    #[inline]
+    pub(crate) fn find(&self, h: &[u8], from: usize, to: usize) -> Option<Hit> {
+        let hay = h.get(from..to)?;
+        let mut s = self.start;
+        let mut last: Option<(u16, usize)> = None;
+        for (i, &b) in hay.iter().enumerate() {
+            s = self.next(s, b);
+            if self.is_special(s) {
+                if s == 0 {
+                    break;
+                }
+                last = Some((s, from + i + 1));
+            }
+        }
+        let (s, end) = last?;
+        let row = usize::from(s / self.stride);
+        let &(pattern, len) = self.matches.get(row.checked_sub(1)?)?;
+        Some(Hit {
+            pattern: pattern as usize,
+            start: end - usize::from(len),
+            end,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aho_corasick::dfa::DFA;
+    use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+
+    const PATTERNS: [&str; 9] = [
+        "0", "1", "@", "usd", "password", "pw", "://", "€", "sk_live_",
+    ];
+
+    #[test]
+    fn finds_what_aho_corasick_finds() {
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(PATTERNS)
+            .unwrap();
+        let dfa = DFA::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .ascii_case_insensitive(true)
+            .prefilter(false)
+            .build(PATTERNS)
+            .unwrap();
+        let c = Compact::new(&dfa).unwrap();
+        assert!(c.memory_usage() < dfa.memory_usage());
+        let text = "PassWord=pw1 x@y.z 10 USD €5 https://a sk_live_0 passwor pw€ é";
+        let h = text.as_bytes();
+        for from in 0..h.len() {
+            for to in from..=h.len() {
+                let want = ac
+                    .find(Input::new(h).span(from..to))
+                    .map(|m| (m.pattern().as_usize(), m.start(), m.end()));
+                let got = c.find(h, from, to).map(|m| (m.pattern, m.start, m.end));
+                assert_eq!(got, want, "{from}..{to}");
+            }
+        }
+    }
+}
