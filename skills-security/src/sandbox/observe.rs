@@ -111,7 +111,9 @@ pub enum Observation {
 
 /// Cuts and neutralises a string from the script.
 pub(crate) fn shown(bytes: &[u8]) -> String {
-    let text = neutralize(bytes);
+    // `neutralize` keeps newlines and tabs (they belong in output text); an observed name or
+    // path is one field, so a newline in it would forge a line of a report: escaped too.
+    let text = neutralize(bytes).replace('\n', "\\n").replace('\t', "\\t");
     if text.chars().count() <= MAX_SHOWN {
         return text;
     }
@@ -435,6 +437,11 @@ mod tests {
         // Control characters in a label are shown, not passed through.
         let shown = parse_dns_query(&query(&[b"a\x1b[31m"])).unwrap_or_default();
         assert!(!shown.contains('\x1b'), "{shown}");
+        // Nor newlines and tabs, which would start a forged line in a report (found by the
+        // `detonation_parsers` fuzz target).
+        let forged = parse_dns_query(&query(&[b"a\nrule: ok\t"])).unwrap_or_default();
+        assert!(!forged.chars().any(char::is_control), "{forged:?}");
+        assert_eq!(forged, "a\\nrule: ok\\t");
     }
 
     #[test]
