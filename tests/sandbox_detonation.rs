@@ -3,6 +3,7 @@
 //! observed with observation on and not observed with it off, and contained either way.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
 mod sandbox_common;
 
 use std::io::ErrorKind;
@@ -27,55 +28,7 @@ fn fixture() -> Option<Fixture> {
     if probe.tier != Some(Tier::UserNamespace) {
         return unavailable("the user-namespace tier", &probe.missing);
     }
-    let root = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let skill = root.path().join("skill");
-    let scratch = root.path().join("scratch");
-    std::fs::create_dir_all(skill.join("scripts")).unwrap();
-    std::fs::create_dir_all(&scratch).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: skill\ndescription: d\n---\nbody\n",
-    )
-    .unwrap();
-    Some(Fixture {
-        root,
-        skill,
-        scratch,
-        sandbox,
-    })
-}
-
-/// `common::rerun_as_nobody`, retried while the copied binary is "busy": a sandbox run of
-/// another test in this binary may be between its `clone` and its `execve`, holding the copy's
-/// write descriptor (close-on-exec only closes at the exec).
-fn rerun_as_nobody(test: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let exe = dir.path().join("test-binary");
-    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for attempt in 0..20 {
-        let output = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&exe)
-            .args(["--exact", test, "--test-threads=1"])
-            .current_dir(dir.path())
-            .env("TMPDIR", "/tmp")
-            .output()
-            .expect("setpriv (util-linux) is needed to run this test as root");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if stderr.contains("Text file busy") && attempt < 19 {
-            std::thread::sleep(Duration::from_millis(100));
-            continue;
-        }
-        assert!(
-            output.status.success() && stdout.contains("1 passed"),
-            "the unprivileged run of {test} failed:\n{stdout}\n{stderr}"
-        );
-        return;
-    }
+    Some(Fixture::in_tempdir(sandbox))
 }
 
 fn observed() -> SandboxConfig {
@@ -128,7 +81,7 @@ async fn a_connect_is_observed_and_never_made() {
 #[test]
 fn a_connect_is_observed_and_never_made_as_nobody() {
     if is_root() {
-        rerun_as_nobody("a_connect_is_observed_and_never_made_as_nobody");
+        common::rerun_as_nobody("a_connect_is_observed_and_never_made_as_nobody");
         return;
     }
     tokio::runtime::Runtime::new()
@@ -240,7 +193,7 @@ async fn decoy_credentials_read_and_sent_are_observed() {
 #[test]
 fn decoy_credentials_read_and_sent_are_observed_as_nobody() {
     if is_root() {
-        rerun_as_nobody("decoy_credentials_read_and_sent_are_observed_as_nobody");
+        common::rerun_as_nobody("decoy_credentials_read_and_sent_are_observed_as_nobody");
         return;
     }
     tokio::runtime::Runtime::new()

@@ -89,18 +89,28 @@ pub fn rerun_as_nobody(test: &str) {
     let exe = dir.path().join("test-binary");
     std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let output = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&exe)
-        .args(["--exact", test, "--test-threads=1"])
-        .current_dir(dir.path())
-        .env("TMPDIR", "/tmp")
-        .output()
-        .expect("setpriv (util-linux) is needed to run this test as root");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("1 passed"),
-        "the unprivileged run of {test} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    // Retried while the copy is "busy": a sandbox run of another test in this binary may be
+    // between its `clone` and its `execve`, holding the copy's write descriptor
+    // (close-on-exec only closes at the exec).
+    for attempt in 0..20 {
+        let output = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&exe)
+            .args(["--exact", test, "--test-threads=1"])
+            .current_dir(dir.path())
+            .env("TMPDIR", "/tmp")
+            .output()
+            .expect("setpriv (util-linux) is needed to run this test as root");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if stderr.contains("Text file busy") && attempt < 19 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            continue;
+        }
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "the unprivileged run of {test} failed:\n{stdout}\n{stderr}"
+        );
+        return;
+    }
 }

@@ -93,6 +93,13 @@ impl Fixture {
                 "root hosts get the strongest tier"
             );
         }
+        Some(Fixture::in_tempdir(sandbox))
+    }
+
+    /// A fixture on `sandbox` without probing it: a skill directory with `scripts/` and a
+    /// scratch root in a fresh temporary directory (mode 0755, so a sandbox user can reach
+    /// it). For callers that checked the sandbox themselves.
+    pub fn in_tempdir(sandbox: ProcessSandbox) -> Fixture {
         let root = tempfile::tempdir().unwrap();
         std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let skill = root.path().join("skill");
@@ -104,12 +111,12 @@ impl Fixture {
             "---\nname: skill\ndescription: d\n---\nbody\n",
         )
         .unwrap();
-        Some(Fixture {
+        Fixture {
             root,
             skill,
             scratch,
             sandbox,
-        })
+        }
     }
 
     /// Whether cgroups hold memory and tasks here; when they do not, a test about what
