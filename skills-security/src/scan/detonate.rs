@@ -37,7 +37,7 @@ use serde::Serialize;
 use super::report::{Category, FindingContext, ScanFinding, ScanReport, Severity};
 use super::{ScanFile, Scanner, dir, scripts};
 use crate::sandbox::{
-    Interpreter, Observation, Sandbox, SandboxConfig, SandboxRequest, Status, Tier,
+    Interpreter, Observation, Program, Sandbox, SandboxConfig, SandboxRequest, Status, Tier,
 };
 
 /// How [`Scanner::detonate`] runs a package's scripts.
@@ -163,19 +163,32 @@ impl Scanner {
         sandbox: &dyn Sandbox,
         options: &DetonationOptions,
     ) -> Result<DetonationReport, crate::Error> {
-        let static_report = self.scan_dir(dir)?;
+        // One read of the package: the static scan, the choice of scripts and the digest
+        // each run is pinned to come from the same bytes.
         let package = dir::read_package(dir, &self.limits).map_err(dir::RootError::into_error)?;
         let files: Vec<ScanFile<'_>> = package
             .files
             .iter()
             .map(|(path, bytes)| ScanFile::new(path, bytes))
             .collect();
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let static_report = self.scan_inner(&name, &files, package.findings.clone());
         let selected = runnable_scripts(&files, options.max_scripts);
         let config = options.config.clone().with_observation(true);
         let mut runs = Vec::new();
         for script in &selected {
-            let request =
+            let mut request =
                 SandboxRequest::script(dir, script, &options.scratch_root, config.clone());
+            // Run the bytes that were scanned: a file changed on disk since is refused.
+            if let (Program::Script { sha256, .. }, Some(file)) = (
+                &mut request.program,
+                files.iter().find(|f| f.path == script.as_str()),
+            ) {
+                *sha256 = Some(crate::audit::sha256_hex(file.bytes));
+            }
             let outcome = sandbox.run(request).await;
             runs.push(ScriptRun {
                 script: script.clone(),
@@ -607,5 +620,38 @@ mod tests {
             "{d:?}"
         );
         assert_eq!(summarise(Vec::new()).state, DetonationState::NoScripts);
+    }
+    #[test]
+    fn each_run_is_pinned_to_the_bytes_that_were_scanned() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let scripts = dir.path().join("scripts");
+        std::fs::create_dir_all(&scripts).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            dir.path().join("SKILL.md"),
+            "---\nname: s\ndescription: d\n---\nRun `scripts/a.py`.\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let body = b"print('hi')\n";
+        std::fs::write(scripts.join("a.py"), body).unwrap_or_else(|e| panic!("{e}"));
+        let sandbox = crate::sandbox::ScriptedSandbox::new();
+        sandbox.push(Status::Success, "", "");
+        futures::executor::block_on(Scanner::new().detonate(
+            dir.path(),
+            &sandbox,
+            &DetonationOptions::default(),
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let requests = sandbox.requests();
+        let [request] = requests.as_slice() else {
+            panic!("{requests:?}");
+        };
+        let Program::Script { path, sha256 } = &request.program else {
+            panic!("{request:?}");
+        };
+        assert_eq!(path, "scripts/a.py");
+        assert_eq!(
+            sha256.as_deref(),
+            Some(crate::audit::sha256_hex(body).as_str())
+        );
     }
 }
