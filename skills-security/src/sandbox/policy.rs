@@ -41,6 +41,9 @@ const SYSTEM_FILES: &[&str] = &[
     "/etc/passwd",
     "/etc/group",
     "/etc/nsswitch.conf",
+    // Node's OpenSSL reads its configuration at start-up and exits when it cannot; the
+    // file holds no secret (keys live elsewhere under /etc/ssl, which stays unreadable).
+    "/etc/ssl/openssl.cnf",
 ];
 /// Devices a script may read and write.
 const DEVICES: &[&str] = &[

@@ -31,6 +31,9 @@ pub enum Interpreter {
     Python,
     /// `.sh`, `.bash`: `bash --noprofile --norc`.
     Bash,
+    /// `.js`, `.mjs`, `.cjs`: `node` (the environment is cleared, so `NODE_OPTIONS` and
+    /// `NODE_PATH` cannot add code; `.mjs` runs as an ES module by its extension).
+    Node,
 }
 
 impl Interpreter {
@@ -40,6 +43,7 @@ impl Interpreter {
         match ext.as_str() {
             "py" => Some(Interpreter::Python),
             "sh" | "bash" => Some(Interpreter::Bash),
+            "js" | "mjs" | "cjs" => Some(Interpreter::Node),
             _ => None,
         }
     }
@@ -49,6 +53,7 @@ impl Interpreter {
         match self {
             Interpreter::Python => ("python3", &["-I", "-B"]),
             Interpreter::Bash => ("bash", &["--noprofile", "--norc"]),
+            Interpreter::Node => ("node", &[]),
         }
     }
 
@@ -94,7 +99,7 @@ pub enum ScriptError {
         limit: u64,
     },
     /// No interpreter for the extension.
-    #[error("no interpreter for this extension (only .py, .sh and .bash run)")]
+    #[error("no interpreter for this extension (only .py, .sh, .bash, .js, .mjs and .cjs run)")]
     UnsupportedInterpreter,
     /// Another I/O failure.
     #[error("unreadable: {0}")]

@@ -277,6 +277,38 @@ fn summarise(runs: Vec<ScriptRun>) -> Detonation {
 
 const DOTENV: &str = "~/.env";
 
+/// Decoys that tools read on their own as their configuration (a package manager its
+/// registry token, an HTTP library `.netrc`, a container or cluster client its login), so
+/// an ordinary `npm install` or API call opens them before reaching the network. The
+/// canary still blocks if it goes out; read and followed by a network attempt they count
+/// as a low finding, not as theft.
+const TOOL_CONFIGURATIONS: &[&str] = &[
+    "~/.npmrc",
+    "~/.netrc",
+    "~/.pypirc",
+    "~/.docker/config.json",
+    "~/.kube/config",
+    "~/.git-credentials",
+];
+
+/// How much a credential read weighs, least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum CredentialWeight {
+    ToolConfiguration,
+    DotEnv,
+    Secret,
+}
+
+fn credential_weight(path: &str) -> CredentialWeight {
+    if path == DOTENV {
+        CredentialWeight::DotEnv
+    } else if TOOL_CONFIGURATIONS.contains(&path) {
+        CredentialWeight::ToolConfiguration
+    } else {
+        CredentialWeight::Secret
+    }
+}
+
 fn is_network(o: &Observation) -> bool {
     match o {
         Observation::Connect {
@@ -327,14 +359,20 @@ pub(crate) fn findings_for(run: &ScriptRun) -> Vec<ScanFinding> {
             _ => None,
         })
         .collect();
-    let serious_credential = credentials.iter().any(|p| *p != DOTENV);
+    let weight = credentials
+        .iter()
+        .map(|p| credential_weight(p))
+        .max()
+        .unwrap_or(CredentialWeight::ToolConfiguration);
     if let Some(first) = network.first()
         && !credentials.is_empty()
     {
-        let (severity, rule) = if serious_credential {
-            (Severity::Critical, "detonation.credential_exfiltration")
-        } else {
-            (Severity::High, "detonation.dotenv_then_network")
+        let (severity, rule) = match weight {
+            CredentialWeight::Secret => (Severity::Critical, "detonation.credential_exfiltration"),
+            CredentialWeight::DotEnv => (Severity::High, "detonation.dotenv_then_network"),
+            CredentialWeight::ToolConfiguration => {
+                (Severity::Low, "detonation.tool_configuration_then_network")
+            }
         };
         out.push(finding(
             run,
@@ -398,10 +436,9 @@ pub(crate) fn findings_for(run: &ScriptRun) -> Vec<ScanFinding> {
                 ));
             }
             Observation::CredentialRead { path, decoy } => {
-                let severity = if path == DOTENV {
-                    Severity::Low
-                } else {
-                    Severity::High
+                let severity = match (credential_weight(path), decoy) {
+                    (CredentialWeight::Secret, _) | (_, false) => Severity::High,
+                    _ => Severity::Low,
                 };
                 let message = if *decoy {
                     "when run, the script opened a credential file (a planted decoy)"
@@ -573,8 +610,23 @@ mod tests {
         assert_eq!(verdict(vec![key.clone(), out.clone()]), Verdict::Block);
         assert_eq!(verdict(vec![key]), Verdict::Review);
         assert_eq!(verdict(vec![out.clone()]), Verdict::Clean, "an API client");
-        assert_eq!(verdict(vec![read(DOTENV), out]), Verdict::Review);
+        assert_eq!(verdict(vec![read(DOTENV), out.clone()]), Verdict::Review);
         assert_eq!(verdict(vec![read(DOTENV)]), Verdict::Clean);
+        // A package manager reads its registry token, then reaches its registry: not theft
+        // (the token going out would block, below); with a private key beside it, theft.
+        let npmrc = read("~/.npmrc");
+        assert_eq!(verdict(vec![npmrc.clone()]), Verdict::Clean);
+        assert_eq!(verdict(vec![npmrc.clone(), out.clone()]), Verdict::Clean);
+        assert_eq!(
+            verdict(vec![npmrc, read("~/.aws/credentials"), out]),
+            Verdict::Block
+        );
+        // A credential-looking path outside the decoys (refused) is never a tool's own.
+        let outside = Observation::CredentialRead {
+            path: "~/.npmrc".into(),
+            decoy: false,
+        };
+        assert_eq!(verdict(vec![outside]), Verdict::Review);
         // The resolver's own loopback connect is not a connection.
         assert_eq!(
             verdict(vec![read("~/.ssh/id_rsa"), connect("127.0.0.1", 53)]),
