@@ -15,20 +15,18 @@
 //! * `--detonate` also runs each skill directory's scripts in the process sandbox with
 //!   observation on (network cut and observed, decoy credentials; see
 //!   `Scanner::detonate`) and adds what they did to the findings; each skill's line then
-//!   says `detonation: complete|partial|no_scripts|not_detonated (...)` and the tier, and
+//!   says `detonation: complete|partial|no scripts|not detonated (...)` and the tier, and
 //!   the JSON object gains `"detonation"`. A skill that could not be detonated keeps its
 //!   static verdict and says so; under `SKILLS_REQUIRE_ISOLATION=1` that is an error
 //!   (status 2).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use serde::Serialize;
 use skills::security::sandbox::ProcessSandbox;
 use skills::security::scan::{
-    Detonation, DetonationOptions, DetonationState, ScanFinding, ScanReport, Scanner, Verdict,
-    find_skills,
+    DetonationOptions, DetonationState, ReportLine, Scanner, Verdict, find_skills, render_text,
 };
 
 const USAGE: &str = "usage: scan [--json] [--fail-on review|block] [--detonate] PATH...";
@@ -87,60 +85,6 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String
     Ok(Some(parsed))
 }
 
-#[derive(Serialize)]
-struct Line<'a> {
-    path: String,
-    verdict: Verdict,
-    score: u32,
-    findings: &'a [ScanFinding],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    detonation: Option<&'a Detonation>,
-}
-
-fn detonation_line(d: &Detonation) -> String {
-    let state = match &d.state {
-        DetonationState::Complete => "complete".to_owned(),
-        DetonationState::Partial => "partial".to_owned(),
-        DetonationState::NoScripts => "no_scripts".to_owned(),
-        DetonationState::NotDetonated { reason } => format!("not_detonated ({reason})"),
-        other => format!("{other:?}"),
-    };
-    let tier = d.tier.map_or("none".to_owned(), |t| t.to_string());
-    format!(
-        "    detonation: {state}, tier {tier}, {} script run(s)\n",
-        d.runs.len()
-    )
-}
-
-fn human(path: &Path, report: &ScanReport) -> String {
-    let mut out = format!(
-        "{:<6} {:>3}  {}\n",
-        report.verdict,
-        report.score,
-        path.display()
-    );
-    for f in &report.findings {
-        let place = if f.line > 0 {
-            format!("{}:{}", f.file, f.line)
-        } else {
-            f.file.clone()
-        };
-        out.push_str(&format!(
-            "    {:<8} {:<18} {:<36} {place} ({}): {}",
-            f.severity,
-            f.category,
-            f.rule,
-            f.context.as_str(),
-            f.message
-        ));
-        if !f.evidence.is_empty() {
-            out.push_str(&format!("  [{}]", f.evidence));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 fn run(args: &Args, out: &mut impl Write) -> std::io::Result<(bool, bool)> {
     let scanner = Scanner::new();
     let sandbox = ProcessSandbox::new();
@@ -189,19 +133,10 @@ fn run(args: &Args, out: &mut impl Write) -> std::io::Result<(bool, bool)> {
                 failed = true;
             }
             if args.json {
-                let line = Line {
-                    path: path.display().to_string(),
-                    verdict: report.verdict,
-                    score: report.score,
-                    findings: &report.findings,
-                    detonation: detonation.as_ref(),
-                };
+                let line = ReportLine::new(&path, &report, detonation.as_ref());
                 writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default())?;
             } else {
-                write!(out, "{}", human(&path, &report))?;
-                if let Some(d) = &detonation {
-                    write!(out, "{}", detonation_line(d))?;
-                }
+                write!(out, "{}", render_text(&path, &report, detonation.as_ref()))?;
             }
         }
     }

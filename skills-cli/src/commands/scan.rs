@@ -1,73 +1,16 @@
 //! `skills scan`: `skills-security`'s static scanner over every skill under each path (the
 //! report of `examples/scan.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde::Serialize;
 use skills_security::sandbox::ProcessSandbox;
 use skills_security::scan::{
-    Detonation, DetonationOptions, DetonationState, ScanFinding, ScanReport, Scanner, Verdict,
-    find_skills,
+    DetonationOptions, ReportLine, Scanner, Verdict, find_skills, render_text,
 };
 
 use crate::cli::{FailOn, ScanArgs};
 use crate::error::{Result, Status};
 use crate::output::Output;
-
-/// One JSON line per skill; fields in this order.
-#[derive(Serialize)]
-struct Line<'a> {
-    path: String,
-    verdict: Verdict,
-    score: u32,
-    findings: &'a [ScanFinding],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    detonation: Option<&'a Detonation>,
-}
-
-fn detonation_line(d: &Detonation) -> String {
-    let state = match &d.state {
-        DetonationState::Complete => "complete".to_owned(),
-        DetonationState::Partial => "partial".to_owned(),
-        DetonationState::NoScripts => "no scripts".to_owned(),
-        DetonationState::NotDetonated { reason } => format!("not detonated ({reason})"),
-        other => format!("{other:?}"),
-    };
-    let tier = d.tier.map_or("none".to_owned(), |t| t.to_string());
-    format!(
-        "    detonation: {state}, tier {tier}, {} script run(s)\n",
-        d.runs.len()
-    )
-}
-
-fn human(path: &Path, report: &ScanReport) -> String {
-    let mut out = format!(
-        "{:<6} {:>3}  {}\n",
-        report.verdict,
-        report.score,
-        path.display()
-    );
-    for f in &report.findings {
-        let place = if f.line > 0 {
-            format!("{}:{}", f.file, f.line)
-        } else {
-            f.file.clone()
-        };
-        out.push_str(&format!(
-            "    {:<8} {:<18} {:<36} {place} ({}): {}",
-            f.severity,
-            f.category,
-            f.rule,
-            f.context.as_str(),
-            f.message
-        ));
-        if !f.evidence.is_empty() {
-            out.push_str(&format!("  [{}]", f.evidence));
-        }
-        out.push('\n');
-    }
-    out
-}
 
 /// Status 3 when any skill is blocked, 1 when one needs review under `--fail-on review`, 4
 /// when a path holds no skill or cannot be read, else 0 (the worst applies).
@@ -133,17 +76,8 @@ pub fn run(args: &ScanArgs, out: Output) -> Result<Status> {
             }
             _ => clean += 1,
         }
-        out.json(&Line {
-            path: path.display().to_string(),
-            verdict: report.verdict,
-            score: report.score,
-            findings: &report.findings,
-            detonation: detonation.as_ref(),
-        });
-        let mut text = human(path, &report);
-        if let Some(d) = &detonation {
-            text.push_str(&detonation_line(d));
-        }
+        out.json(&ReportLine::new(path, &report, detonation.as_ref()));
+        let text = render_text(path, &report, detonation.as_ref());
         bar.suspend(|| out.text(&text));
     }
     bar.finish_and_clear();

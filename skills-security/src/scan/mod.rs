@@ -45,6 +45,7 @@ mod installers;
 mod known;
 mod mcp;
 mod redact;
+mod render;
 mod report;
 mod rules;
 mod score;
@@ -61,6 +62,7 @@ use std::path::Path;
 pub use detonate::{Detonation, DetonationOptions, DetonationReport, DetonationState, ScriptRun};
 pub use find::{MAX_FIND_DEPTH, find_skills, is_skill_dir};
 pub use known::KNOWN_SKILLS;
+pub use render::{ReportLine, render_text};
 pub use report::{Category, FindingContext, ScanFinding, ScanReport, Severity, Verdict};
 pub use score::{BLOCK_SCORE, REVIEW_SCORE};
 
