@@ -26,6 +26,7 @@ pub(super) struct Patterns {
     pub(super) word: Regex,
     pub(super) function_def: Regex,
     pub(super) binding: Regex,
+    pub(super) digest: Regex,
 }
 
 fn build(pattern: &str) -> Option<Regex> {
@@ -92,10 +93,14 @@ pub(super) fn patterns() -> Option<&'static Patterns> {
             )?,
             word: build(r"[A-Za-z_][A-Za-z0-9_]*")?,
             function_def: build(
-                r#"^(\s*)(?:async\s+)?(?:def|function\*?)\s+([A-Za-z_$][\w$]*)\s*\(|^(\s*)(?:export\s+)?(?:async\s+)?function\*?\s+([A-Za-z_$][\w$]*)\s*\(|^(\s*)([A-Za-z_]\w*)\s*\(\s*\)\s*\{"#,
+                r#"^(\s*)(?:async\s+)?(?:def|function\*?)\s+([A-Za-z_$][\w$]*)\s*\(|^(\s*)(?:export\s+)?(?:async\s+)?function\*?\s+([A-Za-z_$][\w$]*)\s*\(|^(\s*)([A-Za-z_]\w*)\s*\(\s*\)\s*\{|^(\s*)(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b[^(\n]*\(|\([^()\n]*\)\s*(?::\s*[^=\n]+)?=>|[A-Za-z_$][\w$]*\s*=>)"#,
             )?,
             binding: build(
                 r#"^\s*(?:for\s*\(?\s*(?:const|let|var)?\s*([^;]*?)\s+(?:in|of)\s+(.+)$|(?:async\s+)?with\s+(.+?)\s+as\s+([\w\s,()]+):\s*$)"#,
+            )?,
+            // One-way digests of their input (the key of `openssl dgst -hmac KEY` captured).
+            digest: build(
+                r#"\b(?:hmac\.(?:new|digest|HMAC)|hashlib\.\w+|createHmac|createHash|HMAC\.\w+|bcrypt\.\w+|pbkdf2_hmac|hash_hmac|hmac_sha\d+)\s*\(|\s-hmac\s+("[^"\n]*"|'[^'\n]*'|\S+)|\s-macopt\s+(?:hex)?key:("[^"\n]*"|\S+)"#,
             )?,
         })
     })
