@@ -134,7 +134,7 @@ pub(crate) struct Layout {
     pub unit: Vec<u32>,
     /// How many severity steps a line's findings lose because it documents rather than
     /// instructs: 1 for a fenced block introduced or headed as an example, a bad pattern or
-    /// an attack; 0 otherwise.
+    /// an attack; [`RULE_BODY_LEVEL`] for a block that is a detection rule body; 0 otherwise.
     pub doc: Vec<u8>,
 }
 
@@ -205,6 +205,7 @@ fn markdown(text: &str, layout: &mut Layout) {
     let mut section_doc = false;
     let mut last_prose: Option<usize> = None;
     let mut block_doc = false;
+    let mut block_start = 0usize;
     for i in 0..n {
         let line = layout.line_text(text, i);
         let trimmed = line.trim_start();
@@ -227,6 +228,14 @@ fn markdown(text: &str, layout: &mut Layout) {
             }
             let run = trimmed.bytes().take_while(|b| *b == ch).count();
             if run >= len && trimmed[run..].trim().is_empty() {
+                // A rule body (YARA, Sigma, Semgrep, Snort) shown in a block lists patterns
+                // to detect, like a rule file: it weighs three steps less.
+                let body = (block_start + 1..i).map(|k| layout.line_text(text, k));
+                if is_rule_block(body) {
+                    for d in layout.doc.get_mut(block_start..=i).into_iter().flatten() {
+                        *d = RULE_BODY_LEVEL;
+                    }
+                }
                 fence = None;
                 unit += 1;
                 blank_before = true;
@@ -253,6 +262,7 @@ fn markdown(text: &str, layout: &mut Layout) {
                 (b'~', run_tilde)
             };
             fence = Some((ch, len));
+            block_start = i;
             // Only the line that introduces a block is read for cues (not every prose line).
             // An introduction that tells the reader to run the block makes it an instruction,
             // whatever it calls it ("Example (run it now):").
@@ -435,6 +445,10 @@ fn doc_cue(line: &str, cues: &[&str]) -> bool {
     })
 }
 
+/// The documentation level of a rule body (a file, or a fenced block): its patterns are
+/// there to be detected, never run.
+pub(crate) const RULE_BODY_LEVEL: u8 = 3;
+
 /// The documentation level of a catalogue of payloads (see [`file_doc_level`]); its code
 /// blocks count as documentation blocks too, one step more.
 pub(crate) const CATALOGUE_LEVEL: u8 = 2;
@@ -450,7 +464,7 @@ pub(crate) const CATALOGUE_LEVEL: u8 = 2;
 /// `condition:`), not by its name alone, so renaming a script `.yar` does not lower it.
 pub(crate) fn file_doc_level(path: &str, kind: FileKind, text: &str) -> u8 {
     if is_rule_body(path, text) {
-        return 3;
+        return RULE_BODY_LEVEL;
     }
     let name = path.rsplit('/').next().unwrap_or(path);
     if kind == FileKind::Markdown && !name.eq_ignore_ascii_case("SKILL.md") {
@@ -536,31 +550,9 @@ pub(crate) fn is_catalogue(text: &str) -> bool {
     heading && prose && items >= 3
 }
 
-fn is_rule_body(path: &str, text: &str) -> bool {
-    let ext = extension(path);
-    let has_line = |prefix: &str| {
-        text.lines()
-            .any(|l| l.trim_start().trim_start_matches("- ").starts_with(prefix))
-    };
-    match ext.as_deref() {
-        Some("yar" | "yara") => text.contains("rule ") && has_line("condition:"),
-        Some("rules") => text
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-            .all(|l| {
-                let l = l.trim_start();
-                ["alert ", "drop ", "reject ", "pass ", "log "]
-                    .iter()
-                    .any(|a| l.starts_with(a))
-            }),
-        Some("yml" | "yaml") => {
-            (text.starts_with("rules:") || text.contains("\nrules:"))
-                && (has_line("pattern") || has_line("pattern-regex:") || has_line("patterns:"))
-                || (has_line("detection:") && has_line("condition:") && has_line("logsource:"))
-        }
-        _ => false,
-    }
-}
+mod bodies;
+
+use bodies::{is_rule_block, is_rule_body};
 
 #[cfg(test)]
 mod tests;
