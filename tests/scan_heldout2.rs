@@ -5,7 +5,10 @@
 //! before the second round of rule work and once after (BENCHMARKS.md, "Issue 21: the blind
 //! set"); the floors below are the figures reached, so a regression fails. Its items have been
 //! looked at since the "after" figure (one false block was traced to a missing authentication
-//! parameter name), so it is no longer blind: a new round needs a new set.
+//! parameter name), so it is no longer blind: a new round needs a new set. The third round
+//! (BENCHMARKS.md, "Issue 21, third round") split it into halves, wrote rules looking only at
+//! the `dev` half and measured the `test` half once; the floors were then raised to the
+//! figures reached on the whole set (32 of 38 malicious flagged, 2 benign blocked, 4 flagged).
 
 use std::path::Path;
 
@@ -58,10 +61,10 @@ fn blind_held_out_set() {
     for (label, n, block, flagged) in tallies {
         assert_eq!(n, 38, "{label}: fixtures missing");
         if label == "malicious" {
-            assert!(flagged >= 26, "malicious flagged fell to {flagged}");
+            assert!(flagged >= 32, "malicious flagged fell to {flagged}");
         } else {
-            assert!(block <= 3, "{block} benign blocked");
-            assert!(flagged <= 10, "{flagged} benign flagged");
+            assert!(block <= 2, "{block} benign blocked");
+            assert!(flagged <= 4, "{flagged} benign flagged");
         }
     }
 }

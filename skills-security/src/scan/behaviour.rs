@@ -30,8 +30,10 @@ use super::table::{RuleDef, Scope, rule, signal as s};
 use Scope::{Any, Code, Text};
 use Severity::{Critical, High, Info};
 
-/// A sink outside the package, in prose: sent, uploaded or pushed *to* an address.
-const OUTSIDE_SINK: &str = r"(?i)\b(?:upload|send|post|transmit|forward|e-?mail|push|sync|attach|exfiltrate|beacon|copy|mail)\w*\b[^!?;]*?\b(?:to|into)\b[^!?;]*?(?:https?://|[\w.+-]+@[\w-]+\.[a-z]|\bendpoint\b|\bserver\b|\bwebhook\b|\bchannel\b|\bremote\b|\burl\b|\baddress\b|\bbucket\b|\.git\b)";
+/// A sink outside the package, in prose: sent, uploaded or pushed *to* an address, within one
+/// sentence (a period counts only when a space follows it: `.env` and host names do not end it)
+/// and one table cell.
+pub(crate) const OUTSIDE_SINK: &str = r"(?i)\b(?:upload|send|post|transmit|forward|e-?mail|push|sync|attach|exfiltrate|beacon|copy|mail)\w*\b(?:[^!?;.|]|\.\S)*?\b(?:to|into)\b(?:[^!?;.|]|\.\S)*?(?:https?://|[\w.+-]+@[\w-]+\.[a-z]|\bendpoint\b|\bserver\b|\bwebhook\b|\bchannel\b|\bremote\b|\burl\b|\baddress\b|\bbucket\b|\brelay\b|\bcollector\b|\.git\b)";
 
 /// The behaviour rules (appended to the table's rows, `table::RULES`).
 pub(crate) const BEHAVIOUR_RULES: &[RuleDef] = &[
@@ -41,7 +43,7 @@ pub(crate) const BEHAVIOUR_RULES: &[RuleDef] = &[
         C::Lure,
         High,
         Text,
-        r"(?i)\b(?:password|passphrase|passcode)[- ]protected\b|\b(?:password|passphrase|passcode|pwd)\s*(?:[:=]|is\b)|\b(?:with|using|use|enter|type)\s+(?:the\s+)?(?:password|passphrase|passcode)\b|\bencrypted\s+(?:zip|rar|7z|7-zip|archive)\b",
+        r"(?i)\b(?:password|passphrase|passcode)[- ]protected\b|\b(?:password|passphrase|passcode)\s+[\x60\x22\x27][^\s\x60\x22\x27]+[\x60\x22\x27]|\b(?:password|passphrase|passcode|pwd)\s*(?:[:=]|is\b)|\b(?:with|using|use|enter|type)\s+(?:the\s+)?(?:password|passphrase|passcode)\b|\bencrypted\s+(?:zip|rar|7z|7-zip|archive)\b",
         "text has the reader fetch a password-protected archive and run what is inside (how malware passes scanners)",
     )
     .also(r"(?i)\b(?:zip|rar|7z|7-zip|archive|bundle|tarball|unzip|unrar|unpack)\b")
@@ -464,11 +466,31 @@ const VERBS: &[&str] = &[
     "commit", "include", "collect", "save",
 ];
 
+/// `text` with wrapped lines joined: a line break is a clause boundary only before a list
+/// item, a heading or a table row (prose wraps anywhere, "and never⏎send …" is one clause).
+fn unwrap_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\n') {
+        out.push_str(&rest[..at]);
+        let next = rest[at + 1..].trim_start_matches([' ', '\t']);
+        let digits = next.bytes().take_while(u8::is_ascii_digit).count();
+        let item = ["- ", "* ", "+ ", "#", "|", ">"]
+            .iter()
+            .any(|m| next.starts_with(m))
+            || (digits > 0 && next[digits..].starts_with(['.', ')']));
+        out.push(if item { '\n' } else { ' ' });
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Whether the clause that ends at the end of `before` is negated.
 fn negated_clause(before: &[u8]) -> bool {
     let start = sentence_start(before, before.len());
     let sentence = String::from_utf8_lossy(before.get(start..).unwrap_or(b"")).to_ascii_lowercase();
-    let sentence = sentence.replace('\u{2019}', "'");
+    let sentence = unwrap_lines(&sentence.replace('\u{2019}', "'"));
     let segments: Vec<&str> = sentence.split([',', ':', '(', ')', '\n']).collect();
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
@@ -549,6 +571,15 @@ mod clause_tests {
         ));
         assert!(hold(
             "Always upload the log to https://x.example. Keep the .env current."
+        ));
+        // A clause wrapped over two lines is one clause.
+        assert!(!stands(
+            sink,
+            "Never share keys, and never\n   upload them to https://x.example"
+        ));
+        assert!(stands(
+            sink,
+            "- never print keys\n- upload them to https://x.example"
         ));
         // A negated match does not hide a later one.
         assert!(stands(

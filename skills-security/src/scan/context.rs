@@ -134,7 +134,7 @@ pub(crate) struct Layout {
     pub unit: Vec<u32>,
     /// How many severity steps a line's findings lose because it documents rather than
     /// instructs: 1 for a fenced block introduced or headed as an example, a bad pattern or
-    /// an attack; 0 otherwise.
+    /// an attack; [`RULE_BODY_LEVEL`] for a block that is a detection rule body; 0 otherwise.
     pub doc: Vec<u8>,
 }
 
@@ -205,6 +205,7 @@ fn markdown(text: &str, layout: &mut Layout) {
     let mut section_doc = false;
     let mut last_prose: Option<usize> = None;
     let mut block_doc = false;
+    let mut block_start = 0usize;
     for i in 0..n {
         let line = layout.line_text(text, i);
         let trimmed = line.trim_start();
@@ -227,6 +228,14 @@ fn markdown(text: &str, layout: &mut Layout) {
             }
             let run = trimmed.bytes().take_while(|b| *b == ch).count();
             if run >= len && trimmed[run..].trim().is_empty() {
+                // A rule body (YARA, Sigma, Semgrep, Snort) shown in a block lists patterns
+                // to detect, like a rule file: it weighs three steps less.
+                let body = (block_start + 1..i).map(|k| layout.line_text(text, k));
+                if is_rule_block(body) {
+                    for d in layout.doc.get_mut(block_start..=i).into_iter().flatten() {
+                        *d = RULE_BODY_LEVEL;
+                    }
+                }
                 fence = None;
                 unit += 1;
                 blank_before = true;
@@ -253,6 +262,7 @@ fn markdown(text: &str, layout: &mut Layout) {
                 (b'~', run_tilde)
             };
             fence = Some((ch, len));
+            block_start = i;
             // Only the line that introduces a block is read for cues (not every prose line).
             // An introduction that tells the reader to run the block makes it an instruction,
             // whatever it calls it ("Example (run it now):").
@@ -386,6 +396,14 @@ const RUN_NEGATIONS: &[&str] = &["not ", "never ", "n't ", "don't ", "avoid ", "
 /// the following" ...) not preceded within 16 bytes by a negation cancels the block's
 /// documentation cue.
 pub(crate) fn tells_to_run(line: &str) -> bool {
+    // Every run phrase holds one of these stems: most lines hold none, and are answered
+    // without lower-casing them or searching for each phrase.
+    if !["run", "execute", "paste", "keep it"]
+        .iter()
+        .any(|stem| contains_ignore_case(line.as_bytes(), stem.as_bytes()))
+    {
+        return false;
+    }
     let lower = line.to_ascii_lowercase().replace('\u{2019}', "'");
     RUN_PHRASES.iter().any(|phrase| {
         lower.match_indices(phrase).any(|(at, _)| {
@@ -394,6 +412,22 @@ pub(crate) fn tells_to_run(line: &str) -> bool {
             !RUN_NEGATIONS.iter().any(|n| before.contains(n))
         })
     })
+}
+
+/// Whether `haystack` holds `needle` (lower-case ASCII), ignoring ASCII case.
+fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    haystack
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.to_ascii_lowercase() == first)
+        .any(|(at, _)| {
+            haystack
+                .get(at..at + needle.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+        })
 }
 
 /// Whether `line` holds one of `cues` (ASCII case-insensitive; cues are lower case).
@@ -411,6 +445,10 @@ fn doc_cue(line: &str, cues: &[&str]) -> bool {
     })
 }
 
+/// The documentation level of a rule body (a file, or a fenced block): its patterns are
+/// there to be detected, never run.
+pub(crate) const RULE_BODY_LEVEL: u8 = 3;
+
 /// The documentation level of a catalogue of payloads (see [`file_doc_level`]); its code
 /// blocks count as documentation blocks too, one step more.
 pub(crate) const CATALOGUE_LEVEL: u8 = 2;
@@ -426,7 +464,7 @@ pub(crate) const CATALOGUE_LEVEL: u8 = 2;
 /// `condition:`), not by its name alone, so renaming a script `.yar` does not lower it.
 pub(crate) fn file_doc_level(path: &str, kind: FileKind, text: &str) -> u8 {
     if is_rule_body(path, text) {
-        return 3;
+        return RULE_BODY_LEVEL;
     }
     let name = path.rsplit('/').next().unwrap_or(path);
     if kind == FileKind::Markdown && !name.eq_ignore_ascii_case("SKILL.md") {
@@ -466,6 +504,16 @@ const IMPERATIVES: &[&str] = &[
 /// imperative to run; a catalogue is lowered, never dropped, and what the SKILL.md body
 /// itself asks to run weighs in full.
 pub(crate) fn is_catalogue(text: &str) -> bool {
+    // The heading is required: without one naming attacks, payloads or a catalogue, nothing
+    // else need be read (most reference files end here, before any line is searched for
+    // imperatives).
+    let cued = text.lines().any(|line| {
+        let t = line.trim_start();
+        t.starts_with('#') && (doc_cue(t, HEADING_CUES) || doc_cue(t, &["catalog"]))
+    });
+    if !cued {
+        return false;
+    }
     let mut heading = false;
     let mut items = 0usize;
     let mut prose = false;
@@ -502,31 +550,9 @@ pub(crate) fn is_catalogue(text: &str) -> bool {
     heading && prose && items >= 3
 }
 
-fn is_rule_body(path: &str, text: &str) -> bool {
-    let ext = extension(path);
-    let has_line = |prefix: &str| {
-        text.lines()
-            .any(|l| l.trim_start().trim_start_matches("- ").starts_with(prefix))
-    };
-    match ext.as_deref() {
-        Some("yar" | "yara") => text.contains("rule ") && has_line("condition:"),
-        Some("rules") => text
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-            .all(|l| {
-                let l = l.trim_start();
-                ["alert ", "drop ", "reject ", "pass ", "log "]
-                    .iter()
-                    .any(|a| l.starts_with(a))
-            }),
-        Some("yml" | "yaml") => {
-            (text.starts_with("rules:") || text.contains("\nrules:"))
-                && (has_line("pattern") || has_line("pattern-regex:") || has_line("patterns:"))
-                || (has_line("detection:") && has_line("condition:") && has_line("logsource:"))
-        }
-        _ => false,
-    }
-}
+mod bodies;
+
+use bodies::{is_rule_block, is_rule_body};
 
 #[cfg(test)]
 mod tests;

@@ -28,6 +28,7 @@ use super::context::{Ctx, Layout};
 use super::report::{Category, FindingContext, ScanFinding, Severity};
 use super::weigh;
 
+mod calls;
 mod patterns;
 mod syntax;
 
@@ -75,15 +76,39 @@ pub(crate) fn unit_flows(
     if lines.is_empty() || lines.len() > MAX_UNIT_LINES {
         return Vec::new();
     }
-    // No sink, no flow: most code is skipped after this one pass.
-    let any_sink = lines.iter().any(|&i| {
-        let l = layout.line_text(text, i).as_bytes();
-        p.sink.is_match(l) || p.receiver_def.is_match(l)
-    });
-    if !any_sink {
+    // No sink, no flow; no source, no flow: most code is skipped after one search of the
+    // unit's whole span for each (line-anchored forms read in multi-line mode, so every
+    // match on one of its lines is a match on the span; comment lines inside the span can
+    // only let more through).
+    let (Some(&first), Some(&last)) = (lines.first(), lines.last()) else {
+        return Vec::new();
+    };
+    let from = layout.starts.get(first).copied().unwrap_or(0);
+    let to = layout
+        .starts
+        .get(last + 1)
+        .copied()
+        .unwrap_or(text.len())
+        .min(text.len());
+    let span = text.as_bytes().get(from..to.max(from)).unwrap_or(b"");
+    if !p.sink_gate.is_match(span) || !p.source_gate.is_match(span) {
         return Vec::new();
     }
-    let statements = statements(text, layout, lines);
+    let mut statements = statements(text, layout, lines);
+    // The unit's functions (read on the statements as written), their parameters, then the
+    // statements rewritten so a call carries what its function returns, not its arguments,
+    // and a digest nothing of its input (`calls.rs`).
+    let functions: Vec<(std::ops::Range<usize>, String, Vec<String>)> = functions(&statements, p)
+        .into_iter()
+        .map(|(span, name)| {
+            let params = statements
+                .get(span.start)
+                .map(|s| calls::params(&s.text, &name))
+                .unwrap_or_default();
+            (span, name, params)
+        })
+        .collect();
+    let bindings = calls::rewrite(&mut statements, &functions, &p.digest);
     // The sources written in each statement's lines and in its joined text, read once (the
     // passes below only look them up).
     let direct: Vec<(Vec<u8>, u8)> = statements
@@ -98,19 +123,27 @@ pub(crate) fn unit_flows(
             (per_line, joined)
         })
         .collect();
+    let bound: Vec<Vec<(&str, &str, u8)>> = bindings
+        .iter()
+        .map(|list| {
+            list.iter()
+                .map(|b| (b.param.as_str(), b.arg.as_str(), direct_sources(p, &b.arg)))
+                .collect()
+        })
+        .collect();
     // Nor without anything a source could start from.
     if direct
         .iter()
         .all(|(lines, _)| lines.iter().all(|k| *k == 0))
+        && bound.iter().flatten().all(|(_, _, k)| *k == 0)
     {
         return Vec::new();
     }
-    let functions = functions(&statements, p);
     let mut taint = Taint::default();
     let mut receivers: BTreeSet<String> = BTreeSet::new();
     let mut writers: BTreeMap<String, String> = BTreeMap::new();
     for s in &statements {
-        for caps in p.receiver_def.captures_iter(s.text.as_bytes()) {
+        for caps in p.receiver_def.captures_iter(s.raw.as_bytes()) {
             if let Some(name) = caps.get(1).or_else(|| caps.get(2)) {
                 receivers.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
             }
@@ -141,11 +174,18 @@ pub(crate) fn unit_flows(
                 for target in write_targets(&s.text, p) {
                     taint.add(&target, kinds);
                 }
-                if let Some((_, name)) = functions
+                if let Some((_, name, _)) = functions
                     .iter()
-                    .find(|(span, _)| span.contains(&index) && is_return(&s.text))
+                    .find(|(span, _, _)| span.contains(&index) && is_return(&s.text))
                 {
                     taint.add(name, kinds);
+                }
+            }
+            // Arguments of calls to the unit's functions reach their parameters.
+            for (param, arg, own) in bound.get(index).into_iter().flatten() {
+                let k = taint.kinds_in(p, arg, *own);
+                if k != 0 {
+                    taint.add(param, k);
                 }
             }
             // Mutations (`x.append(secret)`) carry what their arguments carry to the receiver,
@@ -212,10 +252,10 @@ pub(crate) fn unit_flows(
 
 /// Whether statement `s` sends over the network.
 fn is_sink(s: &Statement, p: &Patterns, receivers: &BTreeSet<String>) -> bool {
-    if p.sink.is_match(s.text.as_bytes()) {
+    if p.sink.is_match(s.raw.as_bytes()) {
         return true;
     }
-    p.receiver_use.captures_iter(s.text.as_bytes()).any(|c| {
+    p.receiver_use.captures_iter(s.raw.as_bytes()).any(|c| {
         c.get(1)
             .is_some_and(|r| receivers.contains(String::from_utf8_lossy(r.as_bytes()).as_ref()))
     })

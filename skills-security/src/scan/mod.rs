@@ -44,12 +44,15 @@ mod flow;
 mod installers;
 mod known;
 mod mcp;
+mod prose;
+mod purpose;
 mod redact;
 mod render;
 mod report;
 mod rules;
 mod score;
 mod scripts;
+mod sequence;
 mod signals;
 mod spoofing;
 mod table;
@@ -354,6 +357,14 @@ impl Scanner {
         findings.extend(self.known.check(skill_name, &borrowed));
         // One script collects, another sends.
         findings.extend(signals.across(&findings, "exfiltration.package_collect_then_send"));
+        // What the skill says it is for weighs its own mechanism (cron for a cron helper) less.
+        if let Some(description) = borrowed
+            .iter()
+            .find(|(p, _)| p.eq_ignore_ascii_case("SKILL.md"))
+            .and_then(|(_, t)| purpose::description(t))
+        {
+            purpose::weigh_by_purpose(&description, &mut findings);
+        }
         ScanReport::from_findings(findings)
     }
 }

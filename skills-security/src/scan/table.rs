@@ -73,6 +73,10 @@ pub(crate) enum Soften {
     /// A secret sent under an authentication parameter (`key=`, `"api_key":`) to a host
     /// named after the secret's own service (`GEO_API_KEY` to `api.geo.example`): `Medium`.
     OwnServiceKey,
+    /// A line appended to a shell start-up file that only sets up the environment (`export
+    /// PATH=…`, `eval "$(tool shellenv)"`, `source ~/.tool/env`): `Low`
+    /// (`installers::only_env_setup`).
+    EnvSetup,
     /// SSH paths that name only public keys (`.pub`) or list the `.ssh` directory: no
     /// match at all (`installers::only_public_keys`).
     PublicKey,
@@ -232,6 +236,7 @@ pub(crate) static RULES: std::sync::LazyLock<Vec<RuleDef>> = std::sync::LazyLock
         .chain(commands::COMMANDS)
         .chain(persistence::PERSISTENCE)
         .chain(super::behaviour::BEHAVIOUR_RULES)
+        .chain(super::prose::PROSE_RULES)
         .copied()
         .collect()
 });

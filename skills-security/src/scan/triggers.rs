@@ -430,6 +430,8 @@ pub(crate) const TRIGGERS: &[(&str, &[&str])] = &[
             "iptables",
             "systemctl",
             "set-mppreference",
+            "add-mppreference",
+            "enablelua",
             "spctl",
             "csrutil",
             "pythonhttpsverify",
@@ -445,6 +447,7 @@ pub(crate) const TRIGGERS: &[(&str, &[&str])] = &[
             "curl_ca_bundle",
         ],
     ),
+    ("dangerous.quarantine_removal", &["quarantine"]),
     (
         "dangerous.disable_controls_instruction",
         &[

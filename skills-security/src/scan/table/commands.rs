@@ -174,8 +174,16 @@ pub(super) const COMMANDS: &[RuleDef] = &[
         C::DangerousCommand,
         High,
         Any,
-        r#"(?i)\bsetenforce\s+0\b|\bufw\s+disable\b|\biptables\s+-F\b|systemctl\s+(?:stop|disable|mask)\s+(?:firewalld|apparmor|auditd|selinux|ufw)|Set-MpPreference\s+-Disable|\bspctl\s+--master-disable|csrutil\s+disable|PYTHONHTTPSVERIFY\s*=\s*["']?0|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*["']?0|GIT_SSL_NO_VERIFY\s*=\s*["']?(?:1|true)|http\.sslVerify\s+false|StrictHostKeyChecking\s*=?\s*no|\bverify\s*=\s*False\b|rejectUnauthorized\s*:\s*false|--dangerously-skip-permissions|--no-sandbox\b|--disable-web-security|CURL_CA_BUNDLE\s*=\s*["']{2}"#,
+        r#"(?i)\bsetenforce\s+0\b|\bufw\s+disable\b|\biptables\s+-F\b|systemctl\s+(?:stop|disable|mask)\s+(?:firewalld|apparmor|auditd|selinux|ufw)|Set-MpPreference\s+-Disable|Add-MpPreference\s+-Exclusion\w*|\bEnableLUA\b[^\n]*\b0\b|\bspctl\s+--master-disable|csrutil\s+disable|PYTHONHTTPSVERIFY\s*=\s*["']?0|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*["']?0|GIT_SSL_NO_VERIFY\s*=\s*["']?(?:1|true)|http\.sslVerify\s+false|StrictHostKeyChecking\s*=?\s*no|\bverify\s*=\s*False\b|rejectUnauthorized\s*:\s*false|--dangerously-skip-permissions|--no-sandbox\b|--disable-web-security|CURL_CA_BUNDLE\s*=\s*["']{2}"#,
         "a security control (firewall, TLS verification, sandbox, permission prompts) is turned off",
+    ),
+    rule(
+        "dangerous.quarantine_removal",
+        C::DangerousCommand,
+        Medium,
+        Any,
+        r"\bxattr\s+(?:-[a-z]+\s+)*-[a-z]*d[a-z]*\s+(?:-[a-z]+\s+)*com\.apple\.quarantine",
+        "the quarantine mark is removed so the operating system does not check a downloaded program",
     ),
     rule(
         "dangerous.disable_controls_instruction",

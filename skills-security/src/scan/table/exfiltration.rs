@@ -181,6 +181,8 @@ pub(super) const EXFILTRATION: &[RuleDef] = &[
         r#"(?i)["'](?:key|secret|token|passw(?:or)?d|api|credential|auth|private)["']\s*,\s*["'](?:key|secret|token|passw(?:or)?d|api|credential|auth|private)["']\s*(?:,\s*["'][a-z_]+["']\s*)*[\])]|(?:re\.compile|re\.search|re\.match|grep\s+-[a-zA-Z]*[iE][a-zA-Z]*)\s*\(?\s*["'][^"'\n]*(?:secret|token|passw|api_?key)[^"'\n]*\|[^"'\n]*(?:secret|token|passw|api_?key)"#,
         "code selects variables or files by secret-sounding names (harvesting)",
     )
+    // A command's argument list (`["gh", "auth", "token"]`) names a subcommand, not a filter.
+    .unless(r"(?:subprocess\.\w+|Popen|check_output|check_call|execFileSync|execFile|spawnSync|spawn|run)\(\s*\[")
     .signals(s::SECRET),
     rule(
         "credential.secret_env_read",

@@ -3,7 +3,7 @@
 //! Rows of the pattern table (see `table.rs` for what each field means).
 
 use super::super::report::{Category as C, Severity};
-use super::{RuleDef, Scope, rule};
+use super::{RuleDef, Scope, Soften, rule};
 use Scope::{Any, Code, Text};
 use Severity::{Critical, High, Low, Medium};
 
@@ -26,7 +26,8 @@ pub(super) const PERSISTENCE: &[RuleDef] = &[
         Any,
         r#"(?:>>?\s*|\btee\s+(?:-a\s+)?|open\(\s*[^)\n]*|write_text\(|appendFile(?:Sync)?\(\s*[^)\n]*|\bsed\s+-i[^\n]*|Add-Content\s+[^\n]*)["']?(?:~|\$HOME|\$\{HOME\}|/root|/home/\w+|os\.path\.expanduser\(\s*["']~)?/?\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|config/fish/config\.fish)\b|/etc/(?:profile|bash\.bashrc|environment|zsh/zshrc)\b[^\n]*(?:>>|tee)|\$PROFILE\b[^\n]*(?:Add-Content|>>|Set-Content)"#,
         "a shell start-up file is modified, so code runs in every new shell",
-    ),
+    )
+    .soften(Soften::EnvSetup),
     rule(
         "persistence.git_hooks",
         C::Persistence,
