@@ -34,7 +34,8 @@ mod syntax;
 
 use patterns::{Patterns, patterns};
 use syntax::{
-    KEYWORDS, Statement, assignment_targets, functions, statements, string_prefix, write_targets,
+    KEYWORDS, Statement, assignment_targets, functions, plain_literal_spans, plain_text_word,
+    statements, string_prefix, write_targets,
 };
 
 /// A named secret (an environment variable whose name says it holds one).
@@ -305,8 +306,11 @@ impl Taint {
     /// [`direct_sources`]) and the names it mentions.
     fn kinds_in(&self, p: &Patterns, code: &str, direct: u8) -> u8 {
         let mut kinds = direct;
+        let literals = plain_literal_spans(code.as_bytes());
         for m in p.word.find_iter(code.as_bytes()) {
-            if string_prefix(code.as_bytes(), m.start(), m.end()) {
+            if string_prefix(code.as_bytes(), m.start(), m.end())
+                || plain_text_word(&literals, code.as_bytes(), m.start())
+            {
                 continue;
             }
             if let Some(k) = self
@@ -369,8 +373,11 @@ impl Taint {
         let bytes = line.as_bytes();
         let mut any = false;
         let mut occurrences: Vec<(usize, usize)> = Vec::new();
+        let literals = plain_literal_spans(bytes);
         for m in p.word.find_iter(bytes) {
-            if string_prefix(bytes, m.start(), m.end()) {
+            if string_prefix(bytes, m.start(), m.end())
+                || plain_text_word(&literals, bytes, m.start())
+            {
                 continue;
             }
             let name = String::from_utf8_lossy(m.as_bytes());

@@ -53,11 +53,95 @@ pub(super) const KEYWORDS: &[&str] = &[
     "dict",
 ];
 
+/// Byte ranges of `code` inside string literals that are plain text, where a word is not a
+/// reference to a variable (`gql("{key:{eq:$k}}")` names no variable `key`). Interpolations
+/// stay code: `{…}` in an f-string, `${…}` in a template literal; a `$name` or `${name}` in
+/// any literal is judged live by [`plain_text_word`] (shell expands it in double quotes).
+/// A literal left open runs to the end of `code`.
+pub(super) fn plain_literal_spans(code: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while let Some(&quote) = code.get(i) {
+        if !matches!(quote, b'"' | b'\'' | b'`') {
+            i += 1;
+            continue;
+        }
+        let template = quote == b'`';
+        let formatted = !template && f_prefix(code, i);
+        let mut j = i + 1;
+        let mut start = j;
+        let mut depth = 0usize;
+        while let Some(&c) = code.get(j) {
+            if depth == 0 {
+                if c == b'\\' {
+                    j += 2;
+                    continue;
+                }
+                if c == quote {
+                    break;
+                }
+                let opens = c == b'{'
+                    && ((template && j > 0 && code.get(j - 1) == Some(&b'$'))
+                        || (formatted && code.get(j + 1) != Some(&b'{')));
+                if formatted && c == b'{' && code.get(j + 1) == Some(&b'{') {
+                    j += 2;
+                    continue;
+                }
+                if opens {
+                    spans.push(start..j);
+                    depth = 1;
+                }
+            } else if c == b'{' {
+                depth += 1;
+            } else if c == b'}' {
+                depth -= 1;
+                if depth == 0 {
+                    start = j + 1;
+                }
+            }
+            j += 1;
+        }
+        let end = j.min(code.len());
+        if depth == 0 && start < end {
+            spans.push(start..end);
+        }
+        i = j + 1;
+    }
+    spans
+}
+
+/// Whether the literal opening at `quote` has an `f` among its prefix letters (`f"…"`,
+/// `rf'…'`).
+fn f_prefix(code: &[u8], quote: usize) -> bool {
+    let letters = code
+        .get(..quote)
+        .unwrap_or(b"")
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let prefix = code.get(quote - letters..quote).unwrap_or(b"");
+    letters <= 2 && prefix.iter().any(|c| matches!(c, b'f' | b'F'))
+}
+
+/// Whether the word starting at `start` lies in plain literal text (`spans` from
+/// [`plain_literal_spans`]) and is not expanded there as `$name` or `${name}`.
+pub(super) fn plain_text_word(spans: &[std::ops::Range<usize>], code: &[u8], start: usize) -> bool {
+    let expanded = start > 0
+        && (code.get(start - 1) == Some(&b'$')
+            || (start > 1
+                && code.get(start - 1) == Some(&b'{')
+                && code.get(start - 2) == Some(&b'$')));
+    !expanded && spans.iter().any(|r| r.contains(&start))
+}
+
 /// Whether the word `m` of `code` is a string prefix (`f"…"`, `rb'…'`), not a name.
 pub(super) fn string_prefix(code: &[u8], start: usize, end: usize) -> bool {
     let word = code.get(start..end).unwrap_or(b"");
     let quote = code.get(end).is_some_and(|c| matches!(c, b'"' | b'\''));
-    quote && word.len() <= 2 && word.iter().all(|c| b"fFbBrRuU".contains(c))
+    // `"$f"` ends a shell expansion of `f`, not a prefix.
+    let expanded = start > 0 && code.get(start - 1) == Some(&b'$');
+    quote && !expanded && word.len() <= 2 && word.iter().all(|c| b"fFbBrRuU".contains(c))
 }
 
 /// One statement: its first line (in the layout) and its text (lines joined).

