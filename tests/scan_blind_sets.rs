@@ -83,5 +83,5 @@ fn second_blind_set() {
 
 #[test]
 fn third_blind_set() {
-    floors("scan-heldout3", 40, 27, 3, 8);
+    floors("scan-heldout3", 40, 27, 2, 8);
 }

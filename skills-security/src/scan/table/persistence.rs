@@ -18,7 +18,9 @@ pub(super) const PERSISTENCE: &[RuleDef] = &[
         r"\bcrontab\s+(?:-[a-zA-Z]\s+\S+\s+)*(?:-\s*$|-\s*[;&|]|[^-\s][^\s]*|<)|\|\s*crontab\b|/etc/cron(?:tab|\.d|\.daily|\.hourly)|/var/spool/cron|@reboot\b|\bschtasks\s+/create\b|Register-ScheduledTask",
         "a scheduled job is installed (cron, scheduled tasks)",
     )
-    .unless(r"crontab\s+-l\s*$"),
+    // A line that only lists or reads the jobs (`crontab -l; sudo ls /etc/cron.d`) installs
+    // none; a pipe, a redirection or any other command on the line keeps the finding.
+    .unless(r"^\s*(?:\$\s+)?(?:(?:sudo\s+)?(?:crontab\s+-l|ls|cat|stat|head|tail|less)\b[^;&|\n<>]*(?:\s*(?:;|&&)\s*|\s*$))+$"),
     rule(
         "persistence.shell_startup",
         C::Persistence,
@@ -35,7 +37,9 @@ pub(super) const PERSISTENCE: &[RuleDef] = &[
         Any,
         r#"\.git/hooks/[a-z-]+|\bcore\.hooksPath\b|["']\.git["']\s*,\s*["']hooks["']"#,
         "a git hook is installed, so code runs on every commit or checkout",
-    ),
+    )
+    // Reading or removing the setting alone installs nothing.
+    .unless(r"^\s*(?:\$\s+)?git\s+config\s+(?:--(?:global|system|local)\s+)*--(?:get|get-all|unset|unset-all)\s+core\.hooksPath\s*$"),
     rule(
         "persistence.agent_config_instruction",
         C::Persistence,
