@@ -45,6 +45,8 @@ async fn batch_reads() {
     batches::files_for_skills_many_ids(&store).await;
     batches::agent_skills_equals_the_two_calls(&store).await;
     batches::agent_skills_tenant_isolation(&store).await;
+    batches::resolvable_equals_the_full_read(&store).await;
+    batches::resolvable_tenant_isolation(&store).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

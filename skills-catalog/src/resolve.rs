@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 use skills_core::{Skill, SkillStatus};
-use skills_store_traits::{AssignedSkill, SkillSourceKind, SkillStore, TenantId};
+use skills_store_traits::{ResolvableSkill, SkillSourceKind, SkillStore, TenantId};
 
 use crate::error::Result;
 use crate::sandbox::DEFAULT_SANDBOX_SKILLS_DIR;
@@ -261,19 +261,16 @@ impl Resolver {
         team_id: Option<&str>,
         repo_skills: &[Skill],
     ) -> Result<Resolution> {
-        // One store call whatever the number of skills: the assignments with their skills
-        // and those skills' files, from one snapshot (one round trip on PostgreSQL; a store
-        // without the method makes two calls).
-        let read = store
-            .assignments_for_agent_with_files(tenant, agent_id, team_id)
-            .await?;
-        let mut files = read.files;
-        let groups = group_by_skill(read.assigned);
-        let mut stored = Vec::with_capacity(groups.len());
-        for (skill_id, group) in groups {
-            let files = files.remove(&skill_id).unwrap_or_default();
-            stored.extend(self.stored_entry(group, files));
-        }
+        // One store call whatever the number of skills, reading only what the entries list
+        // (not whole records): the enabled skills an enabled assignment reaching the agent
+        // attaches, with their files' paths, from one snapshot (one round trip on
+        // PostgreSQL; a store without the method makes two calls and projects them).
+        let stored = store
+            .resolvable_skills(tenant, agent_id, team_id)
+            .await?
+            .into_iter()
+            .map(|skill| self.stored_entry(skill))
+            .collect();
         let repo = repo_skills.iter().map(repo_entry).collect();
         Ok(merge(stored, repo))
     }
@@ -300,14 +297,7 @@ impl Resolver {
         merge(Vec::new(), repo_skills.iter().map(repo_entry).collect())
     }
 
-    fn stored_entry(
-        &self,
-        group: Vec<AssignedSkill>,
-        files: Vec<skills_store_traits::SkillFileRecord>,
-    ) -> Option<ResolvedSkill> {
-        let priority = group.iter().map(|a| a.assignment.priority).max()?;
-        let auto_inject = group.iter().any(|a| a.assignment.auto_inject);
-        let skill = group.into_iter().next()?.skill;
+    fn stored_entry(&self, skill: ResolvableSkill) -> ResolvedSkill {
         let source = match skill.source_kind {
             SkillSourceKind::Admin => SkillOrigin::Admin,
             SkillSourceKind::Plugin => SkillOrigin::Plugin,
@@ -317,10 +307,10 @@ impl Resolver {
             _ => skill.id.clone(),
         };
         let sandbox_path = format!("{}/{}", self.sandbox_dir, skill.slug);
-        let (status, layer) = declared(&skill.metadata, &files);
+        let (status, layer) = declared(&skill);
         let (model_invocable, user_invocable, argument_hint, short_description) =
             client_fields(&skill.content);
-        Some(ResolvedSkill {
+        ResolvedSkill {
             status,
             layer,
             model_invocable,
@@ -335,8 +325,9 @@ impl Resolver {
             description: skill.description.unwrap_or_default(),
             source,
             source_ref,
-            is_directory: skill.is_directory || !files.is_empty(),
-            supporting_files: files
+            is_directory: skill.is_directory || !skill.files.is_empty(),
+            supporting_files: skill
+                .files
                 .into_iter()
                 .map(|f| SupportingFile {
                     relative_path: f.relative_path,
@@ -350,57 +341,36 @@ impl Resolver {
             requires_tools: skill.requires_tools,
             trust_level: skill.trust_level,
             version: skill.version,
-            priority,
-            auto_inject,
+            priority: skill.priority,
+            auto_inject: skill.auto_inject,
             shadowed: false,
-        })
+        }
     }
 }
 
-/// The status and layer a stored skill declares: its metadata's `status` / `layer`, else
-/// those of its `skill.json` file. A word or number that is not a status or a layer counts
-/// as undeclared, so a malformed file cannot fail a resolution.
-fn declared(
-    metadata: &serde_json::Map<String, Value>,
-    files: &[skills_store_traits::SkillFileRecord],
-) -> (Option<SkillStatus>, Option<u8>) {
-    let manifest: Option<Value> = files
-        .iter()
-        .find(|f| f.relative_path == skills_core::SKILL_JSON)
-        .and_then(|f| serde_json::from_str(&f.content).ok());
-    let field = |key: &str| {
-        metadata
-            .get(key)
-            .or_else(|| manifest.as_ref().and_then(|m| m.get(key)))
-    };
-    let status = field("status")
+/// The status and layer a stored skill declares: its metadata's `status` / `layer` (a
+/// present key counts whatever its value), else those of its `skill.json` file. A word or
+/// number that is not a status or a layer counts as undeclared, so a malformed file cannot
+/// fail a resolution.
+fn declared(skill: &ResolvableSkill) -> (Option<SkillStatus>, Option<u8>) {
+    let manifest: Option<Value> = skill
+        .manifest
+        .as_deref()
+        .and_then(|text| serde_json::from_str(text).ok());
+    let field = |key: &str| manifest.as_ref().and_then(|m| m.get(key));
+    let status = skill
+        .metadata_status
+        .as_ref()
+        .or_else(|| field("status"))
         .and_then(Value::as_str)
         .and_then(|word| word.parse().ok());
-    let layer = field("layer")
+    let layer = skill
+        .metadata_layer
+        .as_ref()
+        .or_else(|| field("layer"))
         .and_then(Value::as_u64)
         .and_then(|n| u8::try_from(n).ok());
     (status, layer)
-}
-
-/// Enabled assignments of enabled skills, grouped by skill in first-seen (assignment) order.
-fn group_by_skill(assigned: Vec<AssignedSkill>) -> Vec<(String, Vec<AssignedSkill>)> {
-    let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<AssignedSkill>> = BTreeMap::new();
-    for item in assigned {
-        if !(item.assignment.enabled && item.skill.enabled) {
-            continue;
-        }
-        let id = item.skill.id.clone();
-        let group = groups.entry(id.clone()).or_default();
-        if group.is_empty() {
-            order.push(id);
-        }
-        group.push(item);
-    }
-    order
-        .into_iter()
-        .filter_map(|id| groups.remove(&id).map(|g| (id, g)))
-        .collect()
 }
 
 fn repo_entry(skill: &Skill) -> ResolvedSkill {

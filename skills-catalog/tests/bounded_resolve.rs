@@ -115,7 +115,7 @@ async fn resolving_is_one_store_call_when_the_store_reads_the_agent_at_once() {
         assert_eq!(resolution.skills.len(), n);
         assert_eq!(
             store.calls().into_iter().collect::<Vec<_>>(),
-            [("assignments_for_agent_with_files", 1)],
+            [("resolvable_skills", 1)],
             "{n} skills"
         );
     }

@@ -9,7 +9,9 @@
 //!
 //! Arguments: the stores (`all`, `mem`, `sqlite`, `pg`), what to time (`all`, `resolve`,
 //! `assign`: `assignments_for_agent`, `files`: `list_files_for_skills` of the agent's
-//! skills) and the number of timed calls (each line prints their median). The data is that
+//! skills, `full`: `assignments_for_agent_with_files`, the whole records the resolver read
+//! before the projection, `proj`: `resolvable_skills`, the projection it reads now) and the
+//! number of timed calls (each line prints their median). The data is that
 //! of `benches/postgres.rs` (10,000 skills with 2 files each, 100,050 assignments, agent-0
 //! in team-0 resolves 228 skills); the SQLite file (`/tmp/rbprof/10k.sqlite3`) and the
 //! PostgreSQL schema (`rbprof` in `SKILLS_PG_URL`'s database) are filled on first use and
@@ -160,6 +162,27 @@ fn main() {
                 );
             });
             println!("{name:10} assignments ({:3})  {t:9.1} µs", assigned.len());
+        }
+        if mode == "all" || mode == "full" {
+            let t = time(n, || {
+                black_box(
+                    block_on(store.assignments_for_agent_with_files(
+                        &tenant,
+                        "agent-0",
+                        Some("team-0"),
+                    ))
+                    .unwrap(),
+                );
+            });
+            println!("{name:10} full read          {t:9.1} µs");
+        }
+        if mode == "all" || mode == "proj" {
+            let t = time(n, || {
+                black_box(
+                    block_on(store.resolvable_skills(&tenant, "agent-0", Some("team-0"))).unwrap(),
+                );
+            });
+            println!("{name:10} projection         {t:9.1} µs");
         }
         if mode == "all" || mode == "files" {
             let t = time(n, || {

@@ -77,6 +77,15 @@ impl Shared {
         self.start(tenant, None).await
     }
 
+    /// Begins a read-only transaction for `tenant` that sees one snapshot (`REPEATABLE
+    /// READ, READ ONLY`) for reads whose later queries depend on earlier answers; its BEGIN
+    /// and tenant go out with its first query (see [`Tx::query_and_commit`] for the last).
+    pub(crate) async fn begin_snapshot(&self, tenant: &str) -> Outcome<Tx> {
+        let mut tx = self.start(tenant, None).await?;
+        tx.begin = BEGIN_SNAPSHOT;
+        Ok(tx)
+    }
+
     /// Begins a transaction for `tenant` and waits for the other writers of `domain` under
     /// `key` (the tenant, a user, a chain) to finish.
     pub(crate) async fn begin_write(&self, tenant: &str, domain: Domain, key: &str) -> Outcome<Tx> {
@@ -93,6 +102,7 @@ impl Shared {
             conn: Some(conn),
             committed: false,
             pending: Mutex::new(None),
+            begin: "BEGIN",
         };
         let Some((domain, key)) = lock else {
             // A reader's BEGIN and tenant go out with its first statement.
@@ -123,6 +133,9 @@ impl Shared {
 }
 
 const SET_TENANT: &str = "SELECT set_config('skills.tenant', $1, true)";
+
+/// How a read that must see one snapshot begins.
+const BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
 /// The queries of [`Shared::read_snapshot`]: each statement with its parameters.
 pub(crate) type Queries<'a> = [(&'a str, &'a [&'a (dyn ToSql + Sync)])];
@@ -156,7 +169,7 @@ impl Shared {
                 .map(|(statement, (_, params))| conn.query(statement, params)),
         );
         let (begun, set, answers, committed) = futures::join!(
-            conn.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+            conn.batch_execute(BEGIN_SNAPSHOT),
             conn.execute(&set_tenant, &tenant_param),
             answers,
             conn.batch_execute("COMMIT"),
@@ -175,6 +188,8 @@ pub(crate) struct Tx {
     committed: bool,
     /// A reader's tenant until its transaction is begun (with its first statement).
     pending: Mutex<Option<String>>,
+    /// The statement that begins a reader's transaction.
+    begin: &'static str,
 }
 
 impl Tx {
@@ -205,7 +220,7 @@ impl Tx {
         let set_tenant = client.prepare_cached(SET_TENANT).await?;
         let tenant_param: [&(dyn ToSql + Sync); 1] = [&tenant];
         let (begun, set, answer) = futures::join!(
-            client.batch_execute("BEGIN"),
+            client.batch_execute(self.begin),
             client.execute(&set_tenant, &tenant_param),
             request,
         );
@@ -263,6 +278,31 @@ impl Tx {
             .as_ref()
             .map(doc)
             .transpose()
+    }
+
+    /// Runs a last query and commits in the same round trip (the client pipelines requests
+    /// polled together, in order). The COMMIT ends the transaction whatever the query did
+    /// (after a failed statement it rolls back), so nothing is left to roll back.
+    pub(crate) async fn query_and_commit(
+        mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Outcome<Vec<Row>> {
+        if self.pending()?.is_some() {
+            // Not begun yet: one query, then the commit that ends it.
+            let rows = self.query(sql, params).await?;
+            self.commit().await?;
+            return Ok(rows);
+        }
+        let client = self.client()?;
+        let statement = client.prepare_cached(sql).await?;
+        let (answer, committed) = futures::join!(
+            client.query(&statement, params),
+            client.batch_execute("COMMIT"),
+        );
+        committed?;
+        self.committed = true;
+        Ok(answer?)
     }
 
     /// Commits; the transaction's writes are durable once this returns `Ok` (with the

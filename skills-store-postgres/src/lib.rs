@@ -63,6 +63,7 @@ mod memory;
 mod packages;
 mod permissions;
 mod plans;
+mod resolvable;
 mod schema;
 mod skills;
 mod trust;

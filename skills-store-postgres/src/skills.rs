@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use skills_store_traits::validate;
 use skills_store_traits::{
     AgentSkills, AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, Error,
-    NewAssignment, NewSkill, NewSkillFile, Result, SkillAssignment, SkillFileRecord,
-    SkillFileUpdate, SkillFilter, SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, TenantId,
-    Timestamp, assignment_order, new_id,
+    NewAssignment, NewSkill, NewSkillFile, ResolvableSkill, Result, SkillAssignment,
+    SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord, SkillSourceKind, SkillStore,
+    SkillUpdate, TenantId, Timestamp, assignment_order, new_id,
 };
 use tokio_postgres::types::Json;
 
@@ -833,6 +833,23 @@ impl SkillStore for PostgresStore {
             team_id.map(str::to_owned),
         );
         self.call("assignments_for_agent_with_files", task).await
+    }
+
+    /// Both queries of the projection in one `REPEATABLE READ` transaction, sent with its
+    /// BEGIN and COMMIT in one round trip.
+    async fn resolvable_skills(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<Vec<ResolvableSkill>> {
+        let task = crate::resolvable::read(
+            self.shared(),
+            tenant.clone(),
+            agent_id.to_owned(),
+            team_id.map(str::to_owned),
+        );
+        self.call("resolvable_skills", task).await
     }
 
     async fn update_assignment(

@@ -49,6 +49,8 @@ contracts!(skill_batches:
     files_for_skills_many_ids,
     agent_skills_equals_the_two_calls,
     agent_skills_tenant_isolation,
+    resolvable_equals_the_full_read,
+    resolvable_tenant_isolation,
 );
 
 contracts!(skills:

@@ -23,8 +23,8 @@ use crate::plans::{
 };
 use crate::skills::{
     AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
-    NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
-    SkillStore, SkillUpdate,
+    NewSkillFile, ResolvableSkill, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
+    SkillRecord, SkillStore, SkillUpdate,
 };
 use crate::tenancy::{TenantId, UserScope};
 
@@ -150,6 +150,16 @@ impl<S: SkillStore + ?Sized> SkillStore for ReadOnly<S> {
     ) -> Result<AgentSkills> {
         self.inner
             .assignments_for_agent_with_files(tenant, agent_id, team_id)
+            .await
+    }
+    async fn resolvable_skills(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<Vec<ResolvableSkill>> {
+        self.inner
+            .resolvable_skills(tenant, agent_id, team_id)
             .await
     }
     async fn find_skill_file(

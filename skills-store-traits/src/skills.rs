@@ -16,8 +16,12 @@ use crate::tenancy::TenantId;
 use crate::time::Timestamp;
 
 mod batch;
+mod resolvable;
 
 pub use batch::{AgentSkills, agent_skills_in_two_calls, assigned_skill_ids, files_one_by_one};
+pub use resolvable::{
+    MANIFEST_PATH, ResolvableFile, ResolvableSkill, resolvable_from, sort_by_slug,
+};
 
 /// The trust levels a stored skill may carry (seed 000 section 1.3).
 pub const TRUST_LEVELS: &[&str] = &["core", "verified", "community", "user"];
@@ -658,6 +662,28 @@ pub trait SkillStore: Send + Sync {
         team_id: Option<&str>,
     ) -> Result<AgentSkills> {
         agent_skills_in_two_calls(self, tenant, agent_id, team_id).await
+    }
+    /// What resolving the agent's skills reads, and nothing more: the enabled skills that
+    /// an enabled assignment reaching the agent (global, its team's, its own) attaches,
+    /// each with the fields the resolver lists, its files' paths and types, the text of its
+    /// `skill.json`, and the highest priority and any auto-inject of those assignments;
+    /// ordered by slug. Exactly [`resolvable_from`] of
+    /// [`assignments_for_agent_with_files`](SkillStore::assignments_for_agent_with_files)
+    /// (the conformance suite compares them), from one snapshot, in a number of queries
+    /// that does not grow with the number of skills.
+    ///
+    /// The default derives it from that full read; backends override it to read only the
+    /// fields it carries, and decorators forward it.
+    async fn resolvable_skills(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<Vec<ResolvableSkill>> {
+        let read = self
+            .assignments_for_agent_with_files(tenant, agent_id, team_id)
+            .await?;
+        Ok(resolvable_from(&read))
     }
     /// Changes an assignment; `None` when it does not exist.
     async fn update_assignment(

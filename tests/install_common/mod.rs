@@ -487,6 +487,16 @@ impl SkillStore for FailingSkills {
             .guard(self.inner.assignments_for_agent_with_files(t, agent, team))
             .await
     }
+    async fn resolvable_skills(
+        &self,
+        t: &TenantId,
+        agent: &str,
+        team: Option<&str>,
+    ) -> Result<Vec<skills::store::ResolvableSkill>> {
+        self.faults
+            .guard(self.inner.resolvable_skills(t, agent, team))
+            .await
+    }
     async fn find_skill_file(
         &self,
         t: &TenantId,

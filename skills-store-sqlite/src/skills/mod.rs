@@ -7,6 +7,7 @@
 mod assignments;
 mod files;
 mod records;
+mod resolvable;
 
 use std::collections::BTreeMap;
 
@@ -14,8 +15,8 @@ use async_trait::async_trait;
 use skills_store_traits::validate;
 use skills_store_traits::{
     AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
-    NewSkillFile, Result, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
-    SkillRecord, SkillStore, SkillUpdate, TenantId, assigned_skill_ids,
+    NewSkillFile, ResolvableSkill, Result, SkillAssignment, SkillFileRecord, SkillFileUpdate,
+    SkillFilter, SkillRecord, SkillStore, SkillUpdate, TenantId, assigned_skill_ids,
 };
 
 use crate::SqliteStore;
@@ -241,6 +242,20 @@ impl SkillStore for SqliteStore {
                 let files = files::list_many(conn, &tenant, &assigned_skill_ids(&assigned))?;
                 Ok(AgentSkills::new(assigned, files))
             })
+            .await
+    }
+
+    async fn resolvable_skills(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<Vec<ResolvableSkill>> {
+        let (tenant, agent) = (tenant.to_string(), agent_id.to_owned());
+        let team = team_id.map(str::to_owned);
+        // One job, one read transaction: both statements see one snapshot.
+        self.worker
+            .read(move |conn| resolvable::read(conn, &tenant, &agent, team.as_deref()))
             .await
     }
 

@@ -9,8 +9,8 @@ use super::{DEFAULT_CACHE_ENTRIES, METADATA_TTL_MS, REGISTRY_TTL_MS, TtlCache};
 use crate::error::Result;
 use crate::skills::{
     AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
-    NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
-    SkillStore, SkillUpdate,
+    NewSkillFile, ResolvableSkill, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
+    SkillRecord, SkillStore, SkillUpdate,
 };
 use crate::tenancy::TenantId;
 use crate::time::Clock;
@@ -241,6 +241,17 @@ impl<S: SkillStore> SkillStore for CachedSkillStore<S> {
         // Not cached: resolution reads assignments, which the caches do not hold.
         self.inner
             .assignments_for_agent_with_files(tenant, agent_id, team_id)
+            .await
+    }
+    async fn resolvable_skills(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<Vec<ResolvableSkill>> {
+        // Not cached either, for the same reason.
+        self.inner
+            .resolvable_skills(tenant, agent_id, team_id)
             .await
     }
 

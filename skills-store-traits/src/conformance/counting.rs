@@ -9,16 +9,17 @@ use async_trait::async_trait;
 use crate::error::Result;
 use crate::skills::{
     AgentSkills, AssignedSkill, AssignmentFilter, AssignmentUpdate, NewAssignment, NewSkill,
-    NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord,
-    SkillStore, SkillUpdate, agent_skills_in_two_calls, files_one_by_one,
+    NewSkillFile, ResolvableSkill, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
+    SkillRecord, SkillStore, SkillUpdate, agent_skills_in_two_calls, files_one_by_one,
+    resolvable_from,
 };
 use crate::tenancy::TenantId;
 
 /// Forwards every call to `inner` and counts it by method name. With
-/// [`one_by_one`](CountingSkillStore::one_by_one), `list_files_for_skills` and
-/// `assignments_for_agent_with_files` take the trait's default paths (one counted
-/// `list_skill_files` per id; a counted `assignments_for_agent` and files call), which is
-/// what a backend that overrides neither costs.
+/// [`one_by_one`](CountingSkillStore::one_by_one), `list_files_for_skills`,
+/// `assignments_for_agent_with_files` and `resolvable_skills` take the trait's default
+/// paths (one counted `list_skill_files` per id; a counted `assignments_for_agent` and
+/// files call), which is what a backend that overrides none of them costs.
 ///
 /// ```
 /// # futures::executor::block_on(async {
@@ -47,8 +48,8 @@ impl<S: SkillStore> CountingSkillStore<S> {
         }
     }
 
-    /// Answers `list_files_for_skills` and `assignments_for_agent_with_files` with the
-    /// trait's defaults (per-id calls).
+    /// Answers `list_files_for_skills`, `assignments_for_agent_with_files` and
+    /// `resolvable_skills` with the trait's defaults (per-id calls).
     pub fn one_by_one(mut self) -> Self {
         self.one_by_one = true;
         self
@@ -150,6 +151,19 @@ impl<S: SkillStore> SkillStore for CountingSkillStore<S> {
         self.inner
             .assignments_for_agent_with_files(t, agent, team)
             .await
+    }
+    async fn resolvable_skills(
+        &self,
+        t: &TenantId,
+        agent: &str,
+        team: Option<&str>,
+    ) -> Result<Vec<ResolvableSkill>> {
+        if self.one_by_one {
+            let read = agent_skills_in_two_calls(self, t, agent, team).await?;
+            return Ok(resolvable_from(&read));
+        }
+        self.count("resolvable_skills");
+        self.inner.resolvable_skills(t, agent, team).await
     }
     async fn find_skill_file(
         &self,
@@ -304,6 +318,38 @@ mod tests {
             default.calls().get("assignments_for_agent_with_files"),
             None
         );
+        assert!(default.calls()["assignments_for_agent"] > 0);
+    }
+
+    #[tokio::test]
+    async fn decorators_forward_the_resolvable_read_and_the_default_meets_its_contract() {
+        use crate::ReadOnly;
+        use crate::cache::CachedSkillStore;
+        use std::sync::Arc;
+        let counted = Arc::new(CountingSkillStore::new(InMemorySkillStore::new()));
+        let t = TenantId::new("t");
+        let view = ReadOnly::new(Arc::clone(&counted));
+        view.resolvable_skills(&t, "a", Some("team")).await.unwrap();
+        assert_eq!(
+            counted.calls().into_iter().collect::<Vec<_>>(),
+            [("resolvable_skills", 1)],
+            "ReadOnly did not forward"
+        );
+        let cached = CachedSkillStore::new(
+            CountingSkillStore::new(InMemorySkillStore::new()),
+            Arc::new(crate::SystemClock),
+        );
+        cached.resolvable_skills(&t, "a", None).await.unwrap();
+        assert_eq!(
+            cached.inner().calls().into_iter().collect::<Vec<_>>(),
+            [("resolvable_skills", 1)],
+            "CachedSkillStore did not forward"
+        );
+        // The trait's default (the full read, projected) meets the same contract.
+        let default = CountingSkillStore::new(InMemorySkillStore::new()).one_by_one();
+        super::super::skill_batches::resolvable_equals_the_full_read(&default).await;
+        super::super::skill_batches::resolvable_tenant_isolation(&default).await;
+        assert_eq!(default.calls().get("resolvable_skills"), None);
         assert!(default.calls()["assignments_for_agent"] > 0);
     }
 }

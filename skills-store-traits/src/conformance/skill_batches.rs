@@ -10,6 +10,10 @@ use crate::skills::{
 };
 use crate::tenancy::TenantId;
 
+mod resolvable;
+
+pub use resolvable::{resolvable_equals_the_full_read, resolvable_tenant_isolation};
+
 /// Runs every batch contract.
 pub async fn run_all(store: &dyn SkillStore) {
     files_for_skills_equals_per_item(store).await;
@@ -17,6 +21,8 @@ pub async fn run_all(store: &dyn SkillStore) {
     files_for_skills_many_ids(store).await;
     agent_skills_equals_the_two_calls(store).await;
     agent_skills_tenant_isolation(store).await;
+    resolvable_equals_the_full_read(store).await;
+    resolvable_tenant_isolation(store).await;
 }
 
 /// What the per-item calls give for `ids`: the reference every batch answer must equal.

@@ -9,12 +9,15 @@ use super::lock::{read, write};
 use crate::error::{Error, Result};
 use crate::skills::{
     AgentSkills, AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, NewAssignment,
-    NewSkill, NewSkillFile, SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter,
-    SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, assigned_skill_ids, assignment_order,
+    NewSkill, NewSkillFile, ResolvableSkill, SkillAssignment, SkillFileRecord, SkillFileUpdate,
+    SkillFilter, SkillRecord, SkillSourceKind, SkillStore, SkillUpdate, assigned_skill_ids,
+    assignment_order,
 };
 use crate::tenancy::TenantId;
 use crate::time::{Clock, SystemClock, Timestamp, new_id};
 use crate::validate::{self, StoreLimits};
+
+mod resolvable;
 
 /// Skills, files and assignments in memory, indexed for the lookups the resolver and sync
 /// make (by slug, by skill, by assignment target), behind one lock.
@@ -603,6 +606,19 @@ impl SkillStore for InMemorySkillStore {
             })
             .collect();
         Ok(AgentSkills::new(assigned, files))
+    }
+
+    async fn resolvable_skills(
+        &self,
+        tenant: &TenantId,
+        agent_id: &str,
+        team_id: Option<&str>,
+    ) -> Result<Vec<ResolvableSkill>> {
+        let state = read(&self.state)?;
+        Ok(state
+            .get(tenant)
+            .map(|t| t.resolvable(agent_id, team_id))
+            .unwrap_or_default())
     }
 
     async fn update_assignment(
