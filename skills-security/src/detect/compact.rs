@@ -155,6 +155,13 @@ impl Compact {
         self.used * 2 + self.matches.len() * 8 + 256
     }
 
+    /// Columns per row and rows (read by the size test).
+    #[cfg(test)]
+    pub(crate) fn shape(&self) -> (usize, usize) {
+        let stride = usize::from(self.stride);
+        (stride, self.used / stride)
+    }
+
     /// The state after `b` from `s`.
     #[inline(always)]
     fn next(&self, s: u16, b: u8) -> u16 {

@@ -557,9 +557,10 @@ mod tests {
             panic!()
         };
         eprintln!(
-            "trigger DFA {} bytes, compact {} bytes",
+            "trigger DFA {} bytes, compact {} bytes (columns, rows: {:?})",
             dfa.memory_usage(),
-            c.memory_usage()
+            c.memory_usage(),
+            c.shape()
         );
         assert!(c.memory_usage() * 2 < dfa.memory_usage());
     }
