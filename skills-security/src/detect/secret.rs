@@ -357,7 +357,9 @@ fn has_placeholder(v: &[u8]) -> bool {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let m = PLACEHOLDERS[k];
-            if v.get(i..i + m.len()).is_some_and(|w| w.eq_ignore_ascii_case(m)) {
+            if v.get(i..i + m.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(m))
+            {
                 return true;
             }
         }
