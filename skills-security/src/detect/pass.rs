@@ -254,6 +254,7 @@ impl TriggerPass {
         };
         let h = text.as_bytes();
         let mut tables = Tables::default();
+        let mut runs = secret::ValueRun::default();
         match &self.probe {
             Some(dfa) if h.len() >= LANES_FROM => {
                 let Some(marks) = self.probe(dfa, h) else {
@@ -272,12 +273,12 @@ impl TriggerPass {
                             continue;
                         }
                         let to = (block_end + self.max_len).min(h.len());
-                        pos = self.dispatch_range(ac, text, from, to, &mut tables, out);
+                        pos = self.dispatch_range(ac, text, from, to, &mut tables, &mut runs, out);
                     }
                 }
             }
             _ => {
-                self.dispatch_range(ac, text, 0, h.len(), &mut tables, out);
+                self.dispatch_range(ac, text, 0, h.len(), &mut tables, &mut runs, out);
             }
         }
     }
@@ -291,6 +292,7 @@ impl TriggerPass {
         from: usize,
         to: usize,
         tables: &mut Tables,
+        runs: &mut secret::ValueRun,
         out: &mut Vec<Finding>,
     ) -> usize {
         let h = text.as_bytes();
@@ -306,7 +308,7 @@ impl TriggerPass {
                 .get(pattern)
                 .copied()
                 .unwrap_or(Trigger::Digit);
-            let next = self.dispatch(text, p, e, trigger, tables, out);
+            let next = self.dispatch(text, p, e, trigger, tables, runs, out);
             // Always make progress, and always resume on a character boundary.
             pos = text::char_ceil(h, next.max(p + 1));
         }
@@ -320,6 +322,7 @@ impl TriggerPass {
         e: usize,
         trigger: Trigger,
         tables: &mut Tables,
+        runs: &mut secret::ValueRun,
         out: &mut Vec<Finding>,
     ) -> usize {
         let h = text.as_bytes();
@@ -391,7 +394,7 @@ impl TriggerPass {
                 }
             }
             Trigger::SecretKey => {
-                let found = secret::assignment(h, p, e).or_else(|| {
+                let found = secret::assignment_in(h, p, e, runs).or_else(|| {
                     let key = h.get(p..e).unwrap_or_default();
                     credential::PASSWORD_WORDS
                         .iter()
@@ -595,7 +598,15 @@ mod tests {
             let mut lanes = Vec::new();
             s.run(t, &mut lanes);
             let mut plain = Vec::new();
-            s.dispatch_range(ac, t, 0, t.len(), &mut Tables::default(), &mut plain);
+            s.dispatch_range(
+                ac,
+                t,
+                0,
+                t.len(),
+                &mut Tables::default(),
+                &mut secret::ValueRun::default(),
+                &mut plain,
+            );
             assert_eq!(lanes, plain, "cut {cut}");
             assert!(!plain.is_empty());
         }
