@@ -69,6 +69,14 @@ pub(crate) struct TriggerPass {
     triggers: Vec<Trigger>,
 }
 
+/// What one pass carries from a trigger to the next: what it learnt about the delimited
+/// table it is in, and about the last unquoted credential value it read.
+#[derive(Debug, Default)]
+struct Carried {
+    tables: Tables,
+    runs: secret::ValueRun,
+}
+
 /// Texts at least this long are probed in interleaved lanes first.
 pub(crate) const LANES_FROM: usize = 1024;
 const BLOCK: usize = 64;
@@ -253,8 +261,7 @@ impl TriggerPass {
             return;
         };
         let h = text.as_bytes();
-        let mut tables = Tables::default();
-        let mut runs = secret::ValueRun::default();
+        let mut carried = Carried::default();
         match &self.probe {
             Some(dfa) if h.len() >= LANES_FROM => {
                 let Some(marks) = self.probe(dfa, h) else {
@@ -273,12 +280,12 @@ impl TriggerPass {
                             continue;
                         }
                         let to = (block_end + self.max_len).min(h.len());
-                        pos = self.dispatch_range(ac, text, from, to, &mut tables, &mut runs, out);
+                        pos = self.dispatch_range(ac, text, from, to, &mut carried, out);
                     }
                 }
             }
             _ => {
-                self.dispatch_range(ac, text, 0, h.len(), &mut tables, &mut runs, out);
+                self.dispatch_range(ac, text, 0, h.len(), &mut carried, out);
             }
         }
     }
@@ -291,8 +298,7 @@ impl TriggerPass {
         text: &str,
         from: usize,
         to: usize,
-        tables: &mut Tables,
-        runs: &mut secret::ValueRun,
+        carried: &mut Carried,
         out: &mut Vec<Finding>,
     ) -> usize {
         let h = text.as_bytes();
@@ -308,7 +314,7 @@ impl TriggerPass {
                 .get(pattern)
                 .copied()
                 .unwrap_or(Trigger::Digit);
-            let next = self.dispatch(text, p, e, trigger, tables, runs, out);
+            let next = self.dispatch(text, p, e, trigger, carried, out);
             // Always make progress, and always resume on a character boundary.
             pos = text::char_ceil(h, next.max(p + 1));
         }
@@ -321,13 +327,12 @@ impl TriggerPass {
         p: usize,
         e: usize,
         trigger: Trigger,
-        tables: &mut Tables,
-        runs: &mut secret::ValueRun,
+        carried: &mut Carried,
         out: &mut Vec<Finding>,
     ) -> usize {
         let h = text.as_bytes();
         match trigger {
-            Trigger::Digit => digit(text, h, p, tables, out),
+            Trigger::Digit => digit(text, h, p, &mut carried.tables, out),
             Trigger::At => match email::at_sign(text, p) {
                 Some((s, end)) => {
                     value(out, s, end, DataType::EMAIL);
@@ -394,7 +399,7 @@ impl TriggerPass {
                 }
             }
             Trigger::SecretKey => {
-                let found = secret::assignment_in(h, p, e, runs).or_else(|| {
+                let found = secret::assignment_in(h, p, e, &mut carried.runs).or_else(|| {
                     let key = h.get(p..e).unwrap_or_default();
                     credential::PASSWORD_WORDS
                         .iter()
@@ -598,15 +603,7 @@ mod tests {
             let mut lanes = Vec::new();
             s.run(t, &mut lanes);
             let mut plain = Vec::new();
-            s.dispatch_range(
-                ac,
-                t,
-                0,
-                t.len(),
-                &mut Tables::default(),
-                &mut secret::ValueRun::default(),
-                &mut plain,
-            );
+            s.dispatch_range(ac, t, 0, t.len(), &mut Carried::default(), &mut plain);
             assert_eq!(lanes, plain, "cut {cut}");
             assert!(!plain.is_empty());
         }
