@@ -2,9 +2,11 @@
 //! holds every trigger of every built-in recognizer (digits, `@`, `+`, `(`, `:`, `://`,
 //! currency symbols and codes, secret prefixes, credential key names, `bearer`, `basic`,
 //! keywords); each hit is handed to the recognizer it belongs to, which parses forward (and
-//! looks back a bounded window for context) and says where the pass resumes. Nothing is rescanned per recognizer; the one
-//! piece of state carried along the pass is what it learnt about the delimited table it is
-//! in ([`table`](super::table)), so a table's header is read once.
+//! looks back a bounded window for context) and says where the pass resumes. Nothing is rescanned per recognizer; the state
+//! carried along the pass is what it learnt about the delimited table it is in
+//! ([`table`](super::table)), so a table's header is read once, and about the last unquoted
+//! credential value it read ([`secret::ValueRun`]), so the keys inside a refused value do not
+//! read it again.
 //!
 //! Speed: a DFA step costs one dependent memory load per byte, which caps a plain
 //! automaton at a few hundred MB/s. For texts of [`LANES_FROM`] bytes or more, the same
