@@ -116,7 +116,8 @@ fn is_label(w: &[u8], original: &[u8]) -> bool {
     BIRTH_PHRASES
         .iter()
         .any(|p| ends_with_word(w, p.as_bytes()))
-        || CJK_LABELS.iter().any(|p| w.ends_with(p.as_bytes()))
+        || (w.last().is_some_and(|&b| b >= 0x80)
+            && CJK_LABELS.iter().any(|p| w.ends_with(p.as_bytes())))
         || ends_in_key(original, &BIRTH_WORDS)
 }
 

@@ -28,10 +28,11 @@ const TABLE: usize = 1 << 16;
 pub(crate) struct Compact {
     /// The column of each byte.
     classes: [u8; 256],
-    /// Rows of `stride` next-state ids, in a table of every 16-bit id: a step indexes it
-    /// with its id masked to 16 bits, which needs no bounds check (a branch per byte, and
-    /// in the four-lane probe registers spilled to the stack for it).
-    trans: Box<[u16; TABLE]>,
+    /// Rows of `stride` next-state ids. A step's load is bounds-checked: the check is a
+    /// branch never taken, beside the chain of dependent loads that sets the walk's pace,
+    /// where masking the index to the 16-bit ids (an earlier version) put an instruction on
+    /// that chain.
+    trans: Box<[u16]>,
     /// How many entries of `trans` the rows use (read by the size test).
     #[cfg_attr(not(test), allow(dead_code))]
     used: usize,
@@ -124,7 +125,10 @@ impl Compact {
             row_of.insert(d, 0);
         }
         let used = order.len() * stride;
-        let mut trans: Box<[u16; TABLE]> = vec![0u16; TABLE].into_boxed_slice().try_into().ok()?;
+        // Every 16-bit id, though fewer are used: an allocation this large is mapped on its
+        // own, page-aligned, so rows sit on cache lines the same way wherever the heap is
+        // (measured: the exact size, placed in the heap, missed the cache more).
+        let mut trans: Box<[u16]> = vec![0u16; TABLE].into_boxed_slice();
         let mut matches = Vec::with_capacity(matching);
         for (row, s) in order.iter().enumerate() {
             let Some(s) = *s else { continue };
@@ -155,18 +159,47 @@ impl Compact {
         self.used * 2 + self.matches.len() * 8 + 256
     }
 
-    /// The state after `b` from `s`.
+    /// Columns per row and rows (read by the size test).
+    #[cfg(test)]
+    pub(crate) fn shape(&self) -> (usize, usize) {
+        let stride = usize::from(self.stride);
+        (stride, self.used / stride)
+    }
+
+    /// The state after `b` from `s` (the dead state for an index past the table, which
+    /// the rows built above never produce).
     #[inline(always)]
-    fn next(&self, s: u16, b: u8) -> u16 {
-        // Ids are offsets of rows of `stride` entries, built above, so the sum stays in the
-        // rows; the mask only lets the compiler see that it stays in the table.
-        self.trans[(usize::from(s) + usize::from(self.classes[usize::from(b)])) & (TABLE - 1)]
+    fn next(&self, s: usize, b: u8) -> usize {
+        // A checked load: the check is a branch never taken, off the chain of dependent
+        // loads that sets the walk's pace (a mask would be on it).
+        self.trans
+            .get(s + usize::from(self.classes[usize::from(b)]))
+            .map_or(0, |&t| usize::from(t))
     }
 
     /// True when `s` is dead or a match state.
     #[inline(always)]
-    fn is_special(&self, s: u16) -> bool {
-        s <= self.max_match
+    fn is_special(&self, s: usize) -> bool {
+        s <= usize::from(self.max_match)
+    }
+
+    /// Steps from state `s` over `hay[i..]` until a dead or match state (returned with the
+    /// index after the byte that reached it) or the end (returned with `hay.len()`).
+    ///
+    /// Why a loop of its own: written inline in [`Compact::find`], with the last match
+    /// carried along, the compiler kept that match in registers it shuffled on every byte
+    /// (twenty instructions a byte); alone, a step is a load of the byte, of its class and
+    /// of the next state, and one comparison.
+    #[inline(always)]
+    fn run(&self, hay: &[u8], mut i: usize, mut s: usize) -> (usize, usize) {
+        while let Some(&b) = hay.get(i) {
+            s = self.next(s, b);
+            i += 1;
+            if self.is_special(s) {
+                return (s, i);
+            }
+        }
+        (s, i)
     }
 
     /// The leftmost(-longest, when the source automaton was built so) match in
@@ -174,19 +207,19 @@ impl Compact {
     #[inline]
     pub(crate) fn find(&self, h: &[u8], from: usize, to: usize) -> Option<Hit> {
         let hay = h.get(from..to)?;
-        let mut s = self.start;
-        let mut last: Option<(u16, usize)> = None;
-        for (i, &b) in hay.iter().enumerate() {
-            s = self.next(s, b);
-            if self.is_special(s) {
-                if s == 0 {
-                    break;
-                }
-                last = Some((s, from + i + 1));
+        let mut s = usize::from(self.start);
+        let mut i = 0;
+        let mut last: Option<(usize, usize)> = None;
+        while i < hay.len() {
+            (s, i) = self.run(hay, i, s);
+            if !self.is_special(s) || s == 0 {
+                // The end of the text, or the dead state: nothing longer can match.
+                break;
             }
+            last = Some((s, from + i));
         }
         let (s, end) = last?;
-        let row = usize::from(s / self.stride);
+        let row = s / usize::from(self.stride);
         let &(pattern, len) = self.matches.get(row.checked_sub(1)?)?;
         Some(Hit {
             pattern: pattern as usize,

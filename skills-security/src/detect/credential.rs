@@ -6,7 +6,8 @@
 //! character classes and the entropy floor), since prose talks about passwords far more
 //! often than it gives one. See [`secret`](super::secret) for the rules as a whole.
 
-use super::secret::{UNBOUNDED, contains, credential_like, lowercase_into, run};
+use super::random::credential_like;
+use super::secret::{UNBOUNDED, contains, lowercase_into, run};
 use super::text::{WINDOW, at, before, is_alnum, lookback};
 use crate::base64::{decode_lenient, strip_padding};
 

@@ -17,6 +17,7 @@ mod pass;
 mod phone;
 mod phone_context;
 mod phone_region;
+mod random;
 mod secret;
 mod ssn;
 mod table;

@@ -163,7 +163,10 @@ pub(crate) fn amount_end(h: &[u8], i: usize, spaces: bool) -> Option<usize> {
                 continue;
             }
             let s = e + skip;
-            if h.get(s..s + m.len()) == Some(m)
+            // The first byte first: most amounts meet a word that is no multiplier, and
+            // comparing whole slices calls out to `memcmp` for every one.
+            if at(h, s) == m.first().copied()
+                && h.get(s..s + m.len()) == Some(m)
                 && !matches!(at(h, s + m.len()), Some(b) if is_alnum(b))
             {
                 return Some(s + m.len());
@@ -202,7 +205,9 @@ pub(crate) fn suffix(h: &[u8], s: usize, e: usize) -> Option<usize> {
     }
     if first.is_ascii_uppercase()
         && let Some(code) = h.get(i..i + 3)
-        && CODES.iter().any(|c| c.as_bytes() == code)
+        && CODES
+            .iter()
+            .any(|c| c.as_bytes().first() == code.first() && c.as_bytes() == code)
         && !matches!(at(h, i + 3), Some(b) if is_alnum(b))
     {
         return Some(i + 3);

@@ -2,9 +2,11 @@
 //! holds every trigger of every built-in recognizer (digits, `@`, `+`, `(`, `:`, `://`,
 //! currency symbols and codes, secret prefixes, credential key names, `bearer`, `basic`,
 //! keywords); each hit is handed to the recognizer it belongs to, which parses forward (and
-//! looks back a bounded window for context) and says where the pass resumes. Nothing is rescanned per recognizer; the one
-//! piece of state carried along the pass is what it learnt about the delimited table it is
-//! in ([`table`](super::table)), so a table's header is read once.
+//! looks back a bounded window for context) and says where the pass resumes. Nothing is rescanned per recognizer; the state
+//! carried along the pass is what it learnt about the delimited table it is in
+//! ([`table`](super::table)), so a table's header is read once, and about the last unquoted
+//! credential value it read ([`secret::ValueRun`]), so the keys inside a refused value do not
+//! read it again.
 //!
 //! Speed: a DFA step costs one dependent memory load per byte, which caps a plain
 //! automaton at a few hundred MB/s. For texts of [`LANES_FROM`] bytes or more, the same
@@ -67,6 +69,14 @@ pub(crate) struct TriggerPass {
     /// The longest pattern, in bytes.
     max_len: usize,
     triggers: Vec<Trigger>,
+}
+
+/// What one pass carries from a trigger to the next: what it learnt about the delimited
+/// table it is in, and about the last unquoted credential value it read.
+#[derive(Debug, Default)]
+struct Carried {
+    tables: Tables,
+    runs: secret::ValueRun,
 }
 
 /// Texts at least this long are probed in interleaved lanes first.
@@ -253,7 +263,7 @@ impl TriggerPass {
             return;
         };
         let h = text.as_bytes();
-        let mut tables = Tables::default();
+        let mut carried = Carried::default();
         match &self.probe {
             Some(dfa) if h.len() >= LANES_FROM => {
                 let Some(marks) = self.probe(dfa, h) else {
@@ -272,12 +282,12 @@ impl TriggerPass {
                             continue;
                         }
                         let to = (block_end + self.max_len).min(h.len());
-                        pos = self.dispatch_range(ac, text, from, to, &mut tables, out);
+                        pos = self.dispatch_range(ac, text, from, to, &mut carried, out);
                     }
                 }
             }
             _ => {
-                self.dispatch_range(ac, text, 0, h.len(), &mut tables, out);
+                self.dispatch_range(ac, text, 0, h.len(), &mut carried, out);
             }
         }
     }
@@ -290,7 +300,7 @@ impl TriggerPass {
         text: &str,
         from: usize,
         to: usize,
-        tables: &mut Tables,
+        carried: &mut Carried,
         out: &mut Vec<Finding>,
     ) -> usize {
         let h = text.as_bytes();
@@ -306,7 +316,7 @@ impl TriggerPass {
                 .get(pattern)
                 .copied()
                 .unwrap_or(Trigger::Digit);
-            let next = self.dispatch(text, p, e, trigger, tables, out);
+            let next = self.dispatch(text, p, e, trigger, carried, out);
             // Always make progress, and always resume on a character boundary.
             pos = text::char_ceil(h, next.max(p + 1));
         }
@@ -319,12 +329,12 @@ impl TriggerPass {
         p: usize,
         e: usize,
         trigger: Trigger,
-        tables: &mut Tables,
+        carried: &mut Carried,
         out: &mut Vec<Finding>,
     ) -> usize {
         let h = text.as_bytes();
         match trigger {
-            Trigger::Digit => digit(text, h, p, tables, out),
+            Trigger::Digit => digit(text, h, p, &mut carried.tables, out),
             Trigger::At => match email::at_sign(text, p) {
                 Some((s, end)) => {
                     value(out, s, end, DataType::EMAIL);
@@ -391,7 +401,7 @@ impl TriggerPass {
                 }
             }
             Trigger::SecretKey => {
-                let found = secret::assignment(h, p, e).or_else(|| {
+                let found = secret::assignment_in(h, p, e, &mut carried.runs).or_else(|| {
                     let key = h.get(p..e).unwrap_or_default();
                     credential::PASSWORD_WORDS
                         .iter()
@@ -557,9 +567,10 @@ mod tests {
             panic!()
         };
         eprintln!(
-            "trigger DFA {} bytes, compact {} bytes",
+            "trigger DFA {} bytes, compact {} bytes (columns, rows: {:?})",
             dfa.memory_usage(),
-            c.memory_usage()
+            c.memory_usage(),
+            c.shape()
         );
         assert!(c.memory_usage() * 2 < dfa.memory_usage());
     }
@@ -594,7 +605,7 @@ mod tests {
             let mut lanes = Vec::new();
             s.run(t, &mut lanes);
             let mut plain = Vec::new();
-            s.dispatch_range(ac, t, 0, t.len(), &mut Tables::default(), &mut plain);
+            s.dispatch_range(ac, t, 0, t.len(), &mut Carried::default(), &mut plain);
             assert_eq!(lanes, plain, "cut {cut}");
             assert!(!plain.is_empty());
         }

@@ -19,9 +19,11 @@
 //! `********`, `<your-password>`, `YOUR_API_KEY_HERE`) and references (`${DB_PASS}`,
 //! `{{ vault }}`, `%(DB_PASS)s`, `os.environ[...]`) stay out; `changeme` is kept, a real
 //! if weak password. A token is covered whole however long it is: runs of token
-//! characters are read to their end (the scan resumes after them, so this stays linear);
-//! only searches that may fail (a closing quote) are bounded, at 8 KiB.
+//! characters are read to their end (the scan resumes after them, and a refused value's
+//! run is remembered for the keys inside it, [`ValueRun`], so this stays linear); only
+//! searches that may fail (a closing quote) are bounded, at 8 KiB.
 
+use super::random::credential_like;
 use super::text::{at, before, is_alnum};
 
 /// What a prefix introduces.
@@ -268,30 +270,6 @@ fn is_ident(b: u8) -> bool {
     is_alnum(b) || b == b'_' || b == b'-' || b == b'.'
 }
 
-/// Shannon entropy in bits per byte.
-pub(crate) fn entropy(v: &[u8]) -> f64 {
-    let mut counts = [0u32; 256];
-    // Which bytes occur, so the sum visits only those (in byte order, as a walk over all
-    // 256 counts would: the same terms added in the same order, the same result).
-    let mut seen = [0u64; 4];
-    for &b in v {
-        counts[usize::from(b)] += 1;
-        seen[usize::from(b >> 6)] |= 1 << (b & 63);
-    }
-    let n = v.len() as f64;
-    let mut sum = 0.0;
-    for (w, &word) in seen.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            let c = counts[w * 64 + bits.trailing_zeros() as usize];
-            bits &= bits - 1;
-            let p = f64::from(c) / n;
-            sum += -p * p.log2();
-        }
-    }
-    sum
-}
-
 /// `v` ASCII-lowercased into `buf` (truncated to its length).
 pub(crate) fn lowercase_into<'b>(v: &[u8], buf: &'b mut [u8; 512]) -> &'b [u8] {
     let n = v.len().min(buf.len());
@@ -306,49 +284,88 @@ pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     super::text::find(hay, needle).is_some()
 }
 
-/// Random enough to be a real credential: at least 8 bytes and an entropy of at least
-/// `min(3.0, 0.8 * log2(len))` bits per byte over its first 512 bytes (a string of
-/// all-distinct characters has `log2(len)`), and not an obvious placeholder.
-pub(crate) fn credential_like(v: &[u8]) -> bool {
-    if v.len() < 8 {
-        return false;
-    }
-    let head = &v[..v.len().min(512)];
-    let mut buf = [0u8; 512];
-    let lower = lowercase_into(head, &mut buf);
-    for marker in [
-        &b"xxxx"[..],
-        b"****",
-        b"....",
-        b"<",
-        b"${",
-        b"{{",
-        b"%(",
-        b"example",
-        b"placeholder",
-        b"your_",
-        b"your-",
-        b"redacted",
-        b"change_me",
-        b"change-me",
-        b"replace_me",
-        b"replace-me",
-        b"[hidden]",
-        b"os.environ",
-        b"process.env",
-        b"getenv(",
-    ] {
-        if contains(lower, marker) {
-            return false;
-        }
-    }
-    let floor = (0.8 * (head.len() as f64).log2()).min(3.0);
-    entropy(head) >= floor
-}
-
 /// A value assigned to the credential-named key whose keyword is at `k..kend`, or held in
 /// an XML element of that name.
+#[cfg(test)]
 pub(crate) fn assignment(h: &[u8], k: usize, kend: usize) -> Option<(usize, usize)> {
+    assignment_in(h, k, kend, &mut ValueRun::default())
+}
+
+/// What the pass learnt about the last unquoted value it read to its end: the value's
+/// extent and where in it the bytes the refusal checks look for last occur.
+///
+/// Threat: an unquoted value is read to its end without a bound (a token is covered whole),
+/// and a refused value (`token=token=token=...`, low entropy) holds the next key, whose
+/// value runs to the same end: read afresh for every key, a text of such keys costs time
+/// quadratic in its length (64 KiB took 0.6 s, 1 MiB minutes). Guarantee: a value starting
+/// inside the last one read ends where it ends (the run's bytes are judged one by one), and
+/// its checks are answered from the last positions kept here, so every byte is read once
+/// per pass; the same findings as reading it afresh (tested).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ValueRun {
+    /// The run last read, `from..end`; empty before the first.
+    from: usize,
+    end: usize,
+    known: bool,
+    /// The last `(`, `[`, `{` or `$` in the run.
+    last_open: Option<usize>,
+    /// The last byte other than a lowercase letter, `_` or `.`.
+    last_other: Option<usize>,
+    /// The last `_` or `.`.
+    last_dot: Option<usize>,
+    /// Bytes read so far (read by the linearity test).
+    #[cfg_attr(not(test), allow(dead_code))]
+    read: usize,
+}
+
+impl ValueRun {
+    /// The unquoted value from `start`: its end, and whether it holds an opening bracket or
+    /// `$`, and whether it is all lowercase, `_` and `.` with at least one `_` or `.` (a
+    /// dotted or snake-case name, not a secret).
+    fn value(&mut self, h: &[u8], start: usize) -> (usize, bool, bool) {
+        if !(self.known && self.from <= start && start <= self.end) {
+            *self = ValueRun {
+                from: start,
+                end: start,
+                known: true,
+                read: self.read,
+                ..ValueRun::default()
+            };
+            while let Some(&b) = h.get(self.end) {
+                if b.is_ascii_whitespace()
+                    || matches!(
+                        b,
+                        b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'<' | b'>'
+                    )
+                {
+                    break;
+                }
+                if matches!(b, b'(' | b'[' | b'{' | b'$') {
+                    self.last_open = Some(self.end);
+                }
+                if b == b'_' || b == b'.' {
+                    self.last_dot = Some(self.end);
+                } else if !b.is_ascii_lowercase() {
+                    self.last_other = Some(self.end);
+                }
+                self.end += 1;
+            }
+            self.read += self.end - start;
+        }
+        let open = self.last_open.is_some_and(|i| i >= start);
+        let name =
+            self.last_other.is_none_or(|i| i < start) && self.last_dot.is_some_and(|i| i >= start);
+        (self.end, open, name)
+    }
+}
+
+/// [`assignment`], remembering the unquoted value read in `runs` for the keys inside it.
+pub(crate) fn assignment_in(
+    h: &[u8],
+    k: usize,
+    kend: usize,
+    runs: &mut ValueRun,
+) -> Option<(usize, usize)> {
     let mut e = kend;
     while e < h.len() && is_ident(h[e]) && e - kend < 48 {
         e += 1;
@@ -396,23 +413,11 @@ pub(crate) fn assignment(h: &[u8], k: usize, kend: usize) -> Option<(usize, usiz
             start + n
         }
         None => {
-            let n = run(h, start, UNBOUNDED, |b| {
-                !b.is_ascii_whitespace()
-                    && !matches!(
-                        b,
-                        b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'<' | b'>'
-                    )
-            });
-            let v = &h[start..start + n];
-            if v.iter().any(|b| matches!(b, b'(' | b'[' | b'{' | b'$'))
-                || (v
-                    .iter()
-                    .all(|&b| b.is_ascii_lowercase() || b == b'_' || b == b'.')
-                    && v.iter().any(|&b| b == b'_' || b == b'.'))
-            {
+            let (end, open, name) = runs.value(h, start);
+            if open || name {
                 return None;
             }
-            start + n
+            end
         }
     };
     credential_like(&h[start..end]).then_some((start, end))
@@ -541,6 +546,40 @@ mod tests {
         assert_eq!(assigned("password: aaaaaaaaaaaaaaaa"), None);
     }
 
+    /// `token=token=...` (every value refused, each holding the next key) is read once, not
+    /// once per key; and remembering the run finds what reading each value afresh finds.
+    #[test]
+    fn keys_inside_a_refused_value_do_not_reread_it() {
+        let text = "token=".repeat(20_000);
+        let h = text.as_bytes();
+        let mut runs = ValueRun::default();
+        let mut k = 0;
+        while let Some(p) = text[k..].find("token") {
+            let s = k + p;
+            assert_eq!(assignment_in(h, s, s + 5, &mut runs), None);
+            k = s + 5;
+        }
+        assert!(
+            runs.read <= h.len(),
+            "{} bytes read for {}",
+            runs.read,
+            h.len()
+        );
+        let mixed = "a=x key=Zq9fKx2Lm8Tw4Rb7 key=a_b.c password=ab(cd)efgh token=Zq9f_Kx2Lm8Tw4Rb7 \
+                     secret=zq.9fkx2lm8tw4rb7key=Zq9fKx2Lm8Tw4Rb7$x api_key=abc_def.ghi";
+        let h = mixed.as_bytes();
+        let mut runs = ValueRun::default();
+        for s in 0..h.len() {
+            for e in s + 1..=(s + 8).min(h.len()) {
+                assert_eq!(
+                    assignment_in(h, s, e, &mut runs),
+                    assignment(h, s, e),
+                    "{s}..{e}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn credential_elements() {
         let h = b"<password>0A%I8qMPuzZa3+vL-k</password>";
@@ -550,11 +589,5 @@ mod tests {
         // A closing tag is not an opening one.
         let h = b"</password>0A%I8qMPuzZa3+vL-k";
         assert_eq!(assignment(h, 2, 10), None);
-    }
-
-    #[test]
-    fn entropy_of_uniform_strings() {
-        assert!(entropy(b"aaaa") < 0.001);
-        assert!((entropy(b"abcdefgh") - 3.0).abs() < 1e-9);
     }
 }

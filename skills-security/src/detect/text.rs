@@ -112,7 +112,9 @@ pub(crate) fn trim_filler(mut s: &[u8]) -> &[u8] {
 
 /// True when `s` ends with `word` and the byte before it is not a letter or digit.
 pub(crate) fn ends_with_word(s: &[u8], word: &[u8]) -> bool {
-    s.ends_with(word) && {
+    // The last byte first: callers try a list of words against one label, most of which
+    // differ there, and a whole-slice comparison calls out to `memcmp` for each.
+    word.last().is_none_or(|l| s.last() == Some(l)) && s.ends_with(word) && {
         let i = s.len() - word.len();
         i == 0 || !is_alnum(s[i - 1])
     }
