@@ -51,20 +51,25 @@ pub(crate) fn only_known_installers(line: &str) -> bool {
     let mut seen = false;
     let mut rest = line;
     while let Some(at) = rest.find("://") {
-        let scheme_start = rest[..at]
-            .rfind(|c: char| !c.is_ascii_alphanumeric())
-            .map_or(0, |p| p + 1);
-        let scheme = &rest[scheme_start..at];
-        let after = &rest[at + 3..];
+        // The scheme is the ASCII run before `://`; the character before it may be any
+        // width (a lossily decoded byte is three), so step over it by its own length.
+        let head = rest.get(..at).unwrap_or("");
+        let scheme_start = head
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !c.is_ascii_alphanumeric())
+            .map_or(0, |(p, c)| p + c.len_utf8());
+        let scheme = head.get(scheme_start..).unwrap_or("");
+        let after = rest.get(at + 3..).unwrap_or("");
         let end = after
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ')' | '|' | ';'))
             .unwrap_or(after.len());
-        let url = &after[..end];
+        let url = after.get(..end).unwrap_or("");
         if !scheme.eq_ignore_ascii_case("https") || !is_known(url) {
             return false;
         }
         seen = true;
-        rest = &after[end..];
+        rest = after.get(end..).unwrap_or("");
     }
     seen
 }
@@ -352,6 +357,15 @@ mod tests {
         assert!(!only_public_keys("tar czf k.tgz ~/.ssh"));
         assert!(!only_public_keys("cp ~/.ssh/deploy.pem /tmp"));
         assert!(!only_public_keys("no key here"));
+    }
+
+    #[test]
+    fn a_wide_character_before_a_scheme_is_stepped_over() {
+        // Found by the `scan` fuzz target: a replacement character (three bytes) right
+        // before `://` made the scheme start inside it and panicked.
+        assert!(!only_known_installers("`````\u{fffd}\u{fffd}://:\u{11}"));
+        assert!(!only_known_installers("é://x"));
+        assert!(only_known_installers("→https://sh.rustup.rs | sh"));
     }
 
     #[test]
