@@ -278,18 +278,17 @@ fn summarise(runs: Vec<ScriptRun>) -> Detonation {
 const DOTENV: &str = "~/.env";
 
 /// Decoys that tools read on their own as their configuration (a package manager its
-/// registry token, an HTTP library `.netrc`, a container or cluster client its login), so
+/// registry token, an HTTP library `.netrc`, a container client its login), so
 /// an ordinary `npm install` or API call opens them before reaching the network. The
 /// canary still blocks if it goes out; read and followed by a network attempt they count
 /// as a low finding, not as theft.
-const TOOL_CONFIGURATIONS: &[&str] = &[
-    "~/.npmrc",
-    "~/.netrc",
-    "~/.pypirc",
-    "~/.docker/config.json",
-    "~/.kube/config",
-    "~/.git-credentials",
-];
+///
+/// Git's stored credentials and the cluster configuration are not among them: git reads its
+/// store only when configured to (the decoy home configures no helper) and no ordinary
+/// skill drives a cluster, while both grant access wherever they are sent, and a secret sent
+/// over HTTP is never seen on the wire (the connect is refused first).
+const TOOL_CONFIGURATIONS: &[&str] =
+    &["~/.npmrc", "~/.netrc", "~/.pypirc", "~/.docker/config.json"];
 
 /// How much a credential read weighs, least first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -618,9 +617,13 @@ mod tests {
         assert_eq!(verdict(vec![npmrc.clone()]), Verdict::Clean);
         assert_eq!(verdict(vec![npmrc.clone(), out.clone()]), Verdict::Clean);
         assert_eq!(
-            verdict(vec![npmrc, read("~/.aws/credentials"), out]),
+            verdict(vec![npmrc, read("~/.aws/credentials"), out.clone()]),
             Verdict::Block
         );
+        // Git's credential store and the cluster login are secrets wherever they go.
+        for secret in ["~/.git-credentials", "~/.kube/config"] {
+            assert_eq!(verdict(vec![read(secret), out.clone()]), Verdict::Block);
+        }
         // A credential-looking path outside the decoys (refused) is never a tool's own.
         let outside = Observation::CredentialRead {
             path: "~/.npmrc".into(),

@@ -190,7 +190,14 @@ pub(crate) fn only_env_setup(line: &str) -> bool {
         .and_then(|c| c.strip_suffix('\''))
         .or_else(|| content.strip_prefix('"').and_then(|c| c.strip_suffix('"')));
     let content = quoted.unwrap_or(content).trim().trim_end_matches("\\n");
-    if content.contains(';') || content.contains('|') || content.contains('`') {
+    // `printf`/`echo -e` turn escapes into real line breaks in the file: any escape left
+    // inside could start a second command there.
+    if content.contains(';')
+        || content.contains('|')
+        || content.contains('`')
+        || content.contains('\\')
+        || content.contains('%')
+    {
         return false;
     }
     if let Some(eval) = content.strip_prefix("eval ") {
@@ -199,7 +206,29 @@ pub(crate) fn only_env_setup(line: &str) -> bool {
             return false;
         };
         let mut words = command.split_whitespace();
-        let _tool = words.next();
+        // The tool is a command found on `PATH` (`mise`) or in a system or package
+        // manager's binary directory (`/opt/homebrew/bin/brew`), not a file the skill
+        // planted (`~/.x/payload init`).
+        const TOOL_DIRS: &[&str] = &[
+            "",
+            "/usr/bin/",
+            "/usr/local/bin/",
+            "/opt/homebrew/bin/",
+            "/home/linuxbrew/.linuxbrew/bin/",
+        ];
+        let tool = words.next().unwrap_or("");
+        let (dir, name) = tool.rsplit_once('/').map_or(("", tool), |(d, n)| (d, n));
+        let dir_ok = TOOL_DIRS
+            .iter()
+            .any(|d| d.strip_suffix('/').unwrap_or(d) == dir);
+        if name.is_empty()
+            || !dir_ok
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        {
+            return false;
+        }
         return words.next().is_some_and(|w| {
             matches!(
                 w,
@@ -430,6 +459,16 @@ mod tests {
         assert!(!only_env_setup("echo '/tmp/.x/agent &' >> ~/.profile"));
         assert!(!only_env_setup("echo 'export A=1; ~/.x/run' >> ~/.profile"));
         assert!(!only_env_setup("cat payload >> ~/.bashrc"));
+        // A second line smuggled in through an escape, or a planted "tool".
+        assert!(!only_env_setup(
+            "printf 'export A=1\\n~/.cache/.x/implant\\n' >> ~/.bashrc"
+        ));
+        assert!(!only_env_setup(
+            "echo -e 'export A=1\\x0a~/.x/i' >> ~/.bashrc"
+        ));
+        assert!(!only_env_setup(
+            "echo 'eval \"$(~/.x/payload init)\"' >> ~/.zshrc"
+        ));
     }
 
     #[test]

@@ -77,7 +77,14 @@ pub(crate) fn download_then_run(
     line_no: &dyn Fn(usize) -> u32,
 ) -> Option<ScanFinding> {
     let re = download()?;
+    // One pass collects what is downloaded (each name once, at most `MAX_DOWNLOADS`: a
+    // crafted file of many downloads stays linear), a second looks for a later line running
+    // one of them.
+    let mut downloads: Vec<(usize, String)> = Vec::new();
     for (k, &i) in lines.iter().enumerate() {
+        if downloads.len() >= MAX_DOWNLOADS {
+            break;
+        }
         let line = layout.line_text(text, i);
         if installers::only_known_installers(line) {
             continue;
@@ -93,33 +100,39 @@ pub(crate) fn download_then_run(
         if name.starts_with('-') || name.starts_with('$') && name.len() < 3 {
             continue;
         }
-        let later = lines
-            .get(k + 1..)
-            .unwrap_or(&[])
-            .iter()
-            .find(|&&j| runs(layout.line_text(text, j).trim(), name));
-        if let Some(&j) = later {
-            let steps = doc.min(3);
-            return Some(
-                ScanFinding::new(
-                    Category::DangerousCommand,
-                    weigh::lower(Severity::Medium, steps),
-                    "dangerous.download_then_run",
-                    path,
-                    line_no(j),
-                    layout.line_text(text, j).to_owned(),
-                    "a file downloaded from outside the package is made executable or run in the same code".to_owned(),
-                )
-                .in_context(if steps > 0 {
-                    FindingContext::Documentation
-                } else {
-                    FindingContext::Code
-                }),
-            );
+        if !downloads.iter().any(|(_, n)| n == name) {
+            downloads.push((k, name.to_owned()));
         }
     }
-    None
+    let first = downloads.iter().map(|(k, _)| *k).min()?;
+    let later = lines.iter().enumerate().skip(first + 1).find(|(j, i)| {
+        let line = layout.line_text(text, **i).trim();
+        downloads.iter().any(|(k, name)| k < j && runs(line, name))
+    });
+    let (_, &j) = later?;
+    let steps = doc.min(3);
+    Some(
+        ScanFinding::new(
+            Category::DangerousCommand,
+            weigh::lower(Severity::Medium, steps),
+            "dangerous.download_then_run",
+            path,
+            line_no(j),
+            layout.line_text(text, j).to_owned(),
+            "a file downloaded from outside the package is made executable or run in the same code"
+                .to_owned(),
+        )
+        .in_context(if steps > 0 {
+            FindingContext::Documentation
+        } else {
+            FindingContext::Code
+        }),
+    )
 }
+
+/// The downloads of one unit followed to a later run (the first ones; beyond them a unit
+/// is long enough that other rules have spoken).
+const MAX_DOWNLOADS: usize = 64;
 
 #[cfg(test)]
 mod tests {
@@ -131,6 +144,20 @@ mod tests {
         let lines: Vec<usize> = (0..layout.starts.len()).collect();
         let line_no = |i: usize| u32::try_from(i + 1).unwrap_or(0);
         download_then_run("a.sh", code, &layout, &lines, 0, &line_no).is_some()
+    }
+
+    #[test]
+    fn many_downloads_stay_linear() {
+        // 20,000 downloads of distinct names and nothing run: each later line is checked
+        // against at most `MAX_DOWNLOADS` names, not every earlier download.
+        let code: String = (0..20_000)
+            .map(|i| format!("curl -o f{i} http://h.example/a\n"))
+            .collect();
+        let start = std::time::Instant::now();
+        assert!(!found(&code));
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+        // A run after the many downloads is still found.
+        assert!(found(&format!("{code}chmod +x f3 && ./f3\n")));
     }
 
     #[test]

