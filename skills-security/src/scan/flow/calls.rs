@@ -236,45 +236,18 @@ fn apply(s: &mut Statement, ranges: &[Range<usize>]) {
     s.lines = lines;
 }
 
-/// The byte offset of the bracket closing the one at `open` (outside quotes), or the end.
-fn matching(text: &str, open: usize) -> usize {
+/// Visits each byte of `text` from `from` that stands outside quotes (a backslash inside a
+/// quote skips the next byte) with the bracket depth after it; stops at the first byte
+/// `visit` accepts and returns its offset.
+fn walk_code(
+    text: &str,
+    from: usize,
+    mut visit: impl FnMut(usize, u8, i32) -> bool,
+) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut depth = 0i32;
     let mut quote: Option<u8> = None;
-    let mut i = open;
-    while let Some(&b) = bytes.get(i) {
-        if let Some(q) = quote {
-            if b == b'\\' {
-                i += 2;
-                continue;
-            }
-            if b == q {
-                quote = None;
-            }
-        } else {
-            match b {
-                b'"' | b'\'' | b'`' => quote = Some(b),
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => {
-                    depth -= 1;
-                    if depth <= 0 {
-                        return i;
-                    }
-                }
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    text.len()
-}
-
-/// `text` split at commas outside brackets and quotes.
-fn split_top(text: &str) -> Vec<&str> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let (mut depth, mut start, mut i) = (0i32, 0usize, 0usize);
-    let mut quote: Option<u8> = None;
+    let mut i = from;
     while let Some(&b) = bytes.get(i) {
         if let Some(q) = quote {
             if b == b'\\' {
@@ -289,15 +262,36 @@ fn split_top(text: &str) -> Vec<&str> {
                 b'"' | b'\'' | b'`' => quote = Some(b),
                 b'(' | b'[' | b'{' => depth += 1,
                 b')' | b']' | b'}' => depth -= 1,
-                b',' if depth == 0 => {
-                    out.push(text.get(start..i).unwrap_or(""));
-                    start = i + 1;
-                }
                 _ => {}
+            }
+            if visit(i, b, depth) {
+                return Some(i);
             }
         }
         i += 1;
     }
+    None
+}
+
+/// The byte offset of the bracket closing the one at `open` (outside quotes), or the end.
+fn matching(text: &str, open: usize) -> usize {
+    walk_code(text, open, |_, b, depth| {
+        matches!(b, b')' | b']' | b'}') && depth <= 0
+    })
+    .unwrap_or(text.len())
+}
+
+/// `text` split at commas outside brackets and quotes.
+fn split_top(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    walk_code(text, 0, |i, b, depth| {
+        if b == b',' && depth == 0 {
+            out.push(text.get(start..i).unwrap_or(""));
+            start = i + 1;
+        }
+        false
+    });
     if start <= text.len() {
         out.push(text.get(start..).unwrap_or(""));
     }
