@@ -12,6 +12,7 @@ mod iban;
 mod ip;
 mod keyword;
 mod label;
+mod lanes;
 mod money;
 mod pass;
 mod phone;
