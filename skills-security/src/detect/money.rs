@@ -333,6 +333,34 @@ pub(crate) fn after_code(h: &[u8], p: usize) -> Option<usize> {
     (i > p + 3 || !inside_capitals(h, p, end)).then_some(end)
 }
 
+/// The currency code written just before the digit or dollar sign at `q` (`USD 143.30`,
+/// `EUR1,000`, `USD$5`), read back over what [`after_code`] reads forward (one space, then
+/// an optional `$`): the code's start and the amount's end, when [`after_code`] takes the
+/// amount from there and the code starts at or after `from`.
+pub(crate) fn code_before(h: &[u8], q: usize, from: usize) -> Option<(usize, usize)> {
+    let mut i = q;
+    // Cheap refusal first: this runs at every digit.
+    let last = before(h, i)?;
+    if !(last.is_ascii_uppercase() || matches!(last, b' ' | b'$' | 0xA0 | 0x89 | 0xAF)) {
+        return None;
+    }
+    if at(h, i) != Some(b'$') {
+        let space = [1, 2, 3]
+            .into_iter()
+            .find(|&n| i >= n && space_len(h, i - n) == n)
+            .unwrap_or(0);
+        i -= space;
+        if before(h, i) == Some(b'$') {
+            i -= 1;
+        }
+    }
+    let p = i.checked_sub(3)?;
+    if p < from || !h[p..i].iter().all(u8::is_ascii_uppercase) {
+        return None;
+    }
+    after_code(h, p).map(|end| (p, end))
+}
+
 /// An amount starting at the digit `p` followed by its currency; returns its span, or
 /// `Err` with where the number (without currency) ends, for the scanner to skip to.
 pub(crate) fn at_digit(h: &[u8], p: usize) -> Result<(usize, usize), Option<usize>> {
