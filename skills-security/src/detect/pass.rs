@@ -599,7 +599,7 @@ mod tests {
             while text.len() < 6000 {
                 text.push_str(pieces[k % pieces.len()]);
                 // Dense stretches and sparse ones, so some blocks are marked, some not.
-                let gap = if (k / 8) % 2 == 0 {
+                let gap = if (k / 8).is_multiple_of(2) {
                     k * 7 % 13
                 } else {
                     90 + k * 11 % 70
