@@ -6,6 +6,7 @@ mod card;
 mod compact;
 mod credential;
 mod date;
+mod digit;
 mod email;
 mod escape;
 mod iban;
