@@ -63,6 +63,19 @@ const WORDS: [&str; 30] = [
     "zł",
 ];
 
+/// Bit `k` of `WORDS_BY_INITIAL[b]` is set when `WORDS[k]` starts with the byte `b`: an
+/// amount followed by a word (most often not a currency) compares only the words with its
+/// initial.
+static WORDS_BY_INITIAL: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut k = 0;
+    while k < WORDS.len() {
+        t[WORDS[k].as_bytes()[0] as usize] |= 1 << k;
+        k += 1;
+    }
+    t
+};
+
 /// Letters that may prefix a `$` (`A$`, `CA$`, `US$`), longest first.
 const DOLLAR_PREFIXES: [&[u8]; 11] = [
     b"US", b"AU", b"CA", b"NZ", b"HK", b"SG", b"NT", b"MX", b"A", b"C", b"R",
@@ -222,12 +235,13 @@ pub(crate) fn suffix(h: &[u8], s: usize, e: usize) -> Option<usize> {
         return None;
     }
     let word = &h[i..i + len];
-    let initial = first.to_ascii_lowercase();
-    for w in WORDS {
+    let mut candidates = WORDS_BY_INITIAL[usize::from(first.to_ascii_lowercase())];
+    while candidates != 0 {
+        let w = WORDS[candidates.trailing_zeros() as usize];
+        candidates &= candidates - 1;
         let wb = w.as_bytes();
         let end = i + wb.len();
-        if wb[0] == initial
-            && wb.len() >= len
+        if wb.len() >= len
             && wb.get(len).is_none_or(|&b| b == b' ' || b == b'.')
             && lower_starts(h, i, w)
             && !matches!(at(h, end), Some(b) if is_alnum(b) || b >= 0x80)
@@ -338,21 +352,22 @@ pub(crate) fn after_code(h: &[u8], p: usize) -> Option<usize> {
 /// an optional `$`): the code's start and the amount's end, when [`after_code`] takes the
 /// amount from there and the code starts at or after `from`.
 pub(crate) fn code_before(h: &[u8], q: usize, from: usize) -> Option<(usize, usize)> {
+    // This runs at every digit: each step below refuses on one or two byte compares.
     let mut i = q;
-    // Cheap refusal first: this runs at every digit.
-    let last = before(h, i)?;
-    if !(last.is_ascii_uppercase() || matches!(last, b' ' | b'$' | 0xA0 | 0x89 | 0xAF)) {
-        return None;
-    }
-    if at(h, i) != Some(b'$') {
-        let space = [1, 2, 3]
-            .into_iter()
-            .find(|&n| i >= n && space_len(h, i - n) == n)
-            .unwrap_or(0);
-        i -= space;
+    if at(h, q) != Some(b'$') {
+        i -= match (q.checked_sub(3).and_then(|k| h.get(k..q)), before(h, q)?) {
+            (_, b' ') => 1,
+            (Some([_, 0xC2, 0xA0]), _) => 2,
+            (Some([0xE2, 0x80, 0xAF | 0x89]), _) => 3,
+            (_, b) if b.is_ascii_uppercase() || b == b'$' => 0,
+            _ => return None,
+        };
         if before(h, i) == Some(b'$') {
             i -= 1;
         }
+    }
+    if !before(h, i)?.is_ascii_uppercase() {
+        return None;
     }
     let p = i.checked_sub(3)?;
     if p < from || !h[p..i].iter().all(u8::is_ascii_uppercase) {

@@ -48,6 +48,35 @@ static PLACEHOLDER_FIRST: [u32; 256] = {
     t
 };
 
+/// The markers of one byte (no second byte to check).
+const PLACEHOLDER_SHORT: u32 = {
+    let mut bits = 0;
+    let mut k = 0;
+    while k < PLACEHOLDERS.len() {
+        if PLACEHOLDERS[k].len() == 1 {
+            bits |= 1 << k;
+        }
+        k += 1;
+    }
+    bits
+};
+
+/// Bit `k` of `PLACEHOLDER_SECOND[b]` is set when placeholder `k`'s second byte is `b` in
+/// either case, or when it has no second byte.
+static PLACEHOLDER_SECOND: [u32; 256] = {
+    let mut t = [PLACEHOLDER_SHORT; 256];
+    let mut k = 0;
+    while k < PLACEHOLDERS.len() {
+        if PLACEHOLDERS[k].len() > 1 {
+            let b = PLACEHOLDERS[k][1];
+            t[b as usize] |= 1 << k;
+            t[b.to_ascii_uppercase() as usize] |= 1 << k;
+        }
+        k += 1;
+    }
+    t
+};
+
 /// True when one of [`PLACEHOLDERS`] occurs in `v`, ignoring ASCII case.
 ///
 /// Why one pass: this runs on every credential candidate (a bearer token or a JWT can be
@@ -56,6 +85,14 @@ static PLACEHOLDER_FIRST: [u32; 256] = {
 fn has_placeholder(v: &[u8]) -> bool {
     for (i, &b) in v.iter().enumerate() {
         let mut bits = PLACEHOLDER_FIRST[usize::from(b)];
+        if bits == 0 {
+            continue;
+        }
+        // Letters of a token start markers often (`e` of `example`); the byte after
+        // them rarely continues one, so the second byte filters before any compare.
+        bits &= v
+            .get(i + 1)
+            .map_or(PLACEHOLDER_SHORT, |&n| PLACEHOLDER_SECOND[usize::from(n)]);
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
