@@ -54,6 +54,7 @@ mod score;
 mod scripts;
 mod sequence;
 mod signals;
+mod sinks;
 mod spoofing;
 mod table;
 mod triggers;

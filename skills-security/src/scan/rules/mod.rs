@@ -28,6 +28,7 @@ fn all_triggers() -> impl Iterator<Item = &'static (&'static str, &'static [&'st
         .iter()
         .chain(super::behaviour::BEHAVIOUR_TRIGGERS)
         .chain(super::prose::PROSE_TRIGGERS)
+        .chain(super::sinks::SINK_TRIGGERS)
 }
 
 /// Findings of one rule in one file beyond this many are dropped: they add nothing to the
@@ -419,6 +420,9 @@ impl RuleSet {
             }
         }
         if rule.def.soften == Soften::PublicKey && installers::only_public_keys(line) {
+            return None;
+        }
+        if rule.def.soften == Soften::SameHost && super::sinks::same_host_rewrite(line) {
             return None;
         }
         let prose = !ctx.is_code_like();
