@@ -137,7 +137,7 @@ pub(crate) const TRIGGERS: &[(&str, &[&str])] = &[
         "exfiltration.network_send",
         &[
             "curl", "wget", "post(", "put(", "patch(", "urlopen", "request(", "method", "axios",
-            "socket", "sendall", "smtplib", "invoke-", "/dev/tcp", "/dev/udp", "scp",
+            ".send", "smtplib", "invoke-", "/dev/tcp", "/dev/udp", "scp",
         ],
     ),
     (

@@ -374,8 +374,12 @@ impl RuleSet {
         }
         findings.extend(self.secret_harvest(path, text, &layout, &line_no));
         if depth < MAX_DECODE_DEPTH {
+            let doc_of = |i: usize| -> u8 {
+                let ctx = layout.ctx.get(i).copied().unwrap_or(Ctx::Prose);
+                file_doc.saturating_add(line_doc(i, ctx)).min(3)
+            };
             findings.extend(blobs::scan_blobs(
-                self, path, text, &layout, &line_no, depth,
+                self, path, text, &layout, &line_no, &doc_of, depth,
             ));
         }
         (findings, file_signals)
@@ -510,6 +514,7 @@ impl RuleSet {
             return Vec::new();
         };
         const FALLBACK: [&str; 4] = [" or ", "||", "??", ":-"];
+        let authenticators = flow::calls::authenticating_functions(text, layout, auth);
         let mut per_unit: BTreeMap<u32, (BTreeSet<String>, usize)> = BTreeMap::new();
         let mut last_line = usize::MAX;
         for caps in read.captures_iter(text.as_bytes()) {
@@ -522,6 +527,13 @@ impl RuleSet {
             }
             let line = layout.line_text(text, i);
             if auth.is_match(line.as_bytes()) {
+                continue;
+            }
+            // Handed straight to one of the file's own functions that authenticates with it
+            // (`get(url, os.environ.get("X_TOKEN"))` where `get` sets `Authorization`).
+            let line_start = layout.starts.get(i).copied().unwrap_or(0);
+            let before = text.get(line_start..whole.start()).unwrap_or("");
+            if flow::calls::inside_call_of(before, &authenticators) {
                 continue;
             }
             // `GITHUB_TOKEN or GH_TOKEN`: fallbacks for one credential on one line.

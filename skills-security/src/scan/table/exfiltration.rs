@@ -85,7 +85,7 @@ pub(super) const EXFILTRATION: &[RuleDef] = &[
         C::Exfiltration,
         Info,
         Code,
-        r#"(?i)\bcurl\b[^\n]*(?:\s-d\b|\s-d["'@$]|--data|\s-F\b|--form|\s-T\b|--upload-file|-X\s*(?:POST|PUT|PATCH)|--request\s+(?:POST|PUT))|\bwget\b[^\n]*--post-(?:data|file)|(?:requests|httpx|session|client|aiohttp)\.(?:post|put|patch)\(|\.(?:post|put)\(\s*(?:f?["']https?:|[a-z_]*(?:url|endpoint|uri)\b)|urlopen\([^)\n]*data\s*=|Request\([^)\n]*data\s*=|method\s*[:=]\s*["'](?:POST|PUT)|axios\.(?:post|put)|socket\.(?:socket|create_connection)\(|\.sendall\(|smtplib|Invoke-(?:WebRequest|RestMethod)[^\n]*-Method\s+(?:Post|Put)|/dev/(?:tcp|udp)/|\bscp\s+\S"#,
+        r#"(?i)\bcurl\b[^\n]*(?:\s-d\b|\s-d["'@$]|--data|\s-F\b|--form|\s-T\b|--upload-file|-X\s*(?:POST|PUT|PATCH)|--request\s+(?:POST|PUT))|\bwget\b[^\n]*--post-(?:data|file)|(?:requests|httpx|session|client|aiohttp)\.(?:post|put|patch)\(|\.(?:post|put)\(\s*(?:f?["']https?:|[a-z_]*(?:url|endpoint|uri)\b)|urlopen\([^)\n]*data\s*=|Request\([^)\n]*data\s*=|method\s*[:=]\s*["'](?:POST|PUT)|axios\.(?:post|put)|\.send(?:all|to)\(|\b(?:s|so|sk|sock|sck|socket|conn|connection|client|c)\.send\(\s*[^)\s]|smtplib|Invoke-(?:WebRequest|RestMethod)[^\n]*-Method\s+(?:Post|Put)|/dev/(?:tcp|udp)/|\bscp\s+\S"#,
         "",
     )
     .signals(s::SEND),
