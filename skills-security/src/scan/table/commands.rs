@@ -136,7 +136,10 @@ pub(super) const COMMANDS: &[RuleDef] = &[
         r"(?:^|[;&|(`]\s*|\$\(\s*)sudo\s+(?:-\S+\s+)*\S",
         "a command runs as root",
     )
-    .unless(r"\bsudo\s+(?:apt(?:-get)?|dnf|yum|apk|pacman|zypper|brew|snap|port)\s+(?:install|update|upgrade)\b"),
+    // Package installs, or a line on which every `sudo` only reads (lists, prints, searches
+    // logs): an audit runbook's inspection changes nothing, and what it reads is judged by
+    // the credential rules.
+    .unless(r"\bsudo\s+(?:apt(?:-get)?|dnf|yum|apk|pacman|zypper|brew|snap|port)\s+(?:install|update|upgrade)\b|^(?:[^s]|s(?:[^u]|$)|su(?:[^d]|$)|sud(?:[^o]|$)|sudo\s+(?:-[a-zA-Z]+\s+)*(?:ls|cat|head|tail|less|grep|zgrep|journalctl|stat|lsof|ss|netstat|ps|du|df|dmesg|last|lastlog|who|id|getent|crontab\s+-l|systemctl\s+(?:status|list-\S+|is-\S+)|ufw\s+status|iptables\s+-[LS]|nft\s+list)\b)*$"),
     rule(
         "dangerous.world_writable",
         C::DangerousCommand,
