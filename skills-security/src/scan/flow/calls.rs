@@ -345,7 +345,10 @@ pub(crate) fn authenticating_functions(
     auth: &regex::bytes::Regex,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    for (at, _) in text.match_indices("def ").chain(text.match_indices("function ")) {
+    for (at, _) in text
+        .match_indices("def ")
+        .chain(text.match_indices("function "))
+    {
         let rest = text.get(at..).unwrap_or("");
         let after = rest.split_once(' ').map_or("", |(_, r)| r);
         let name: String = after
@@ -355,13 +358,28 @@ pub(crate) fn authenticating_functions(
         if name.is_empty() || !after[name.len()..].starts_with('(') {
             continue;
         }
+        // The body: from the next line to the next definition, at most 40 lines, searched
+        // once as one span.
         let first = layout.line_of(at);
-        let authenticates = (first + 1..(first + 40).min(layout.starts.len()))
-            .take_while(|&i| {
-                let l = layout.line_text(text, i);
-                !l.starts_with("def ") && !l.starts_with("function ")
-            })
-            .any(|i| auth.is_match(layout.line_text(text, i).as_bytes()));
+        let last = (first + 40).min(layout.starts.len());
+        let start = layout.starts.get(first + 1).copied().unwrap_or(text.len());
+        let mut end = layout
+            .starts
+            .get(last)
+            .copied()
+            .unwrap_or(text.len())
+            .max(start);
+        let body = text.get(start..end).unwrap_or("");
+        if let Some(next) = [body.find("\ndef "), body.find("\nfunction ")]
+            .into_iter()
+            .flatten()
+            .min()
+        {
+            end = start + next;
+        }
+        let authenticates = text
+            .get(start..end)
+            .is_some_and(|b| auth.is_match(b.as_bytes()));
         if authenticates {
             out.push(name);
         }
@@ -379,8 +397,9 @@ pub(crate) fn inside_call_of(before: &str, functions: &[String]) -> bool {
                 .next_back()
                 .is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$')));
             let rest = &before[at + f.len()..];
-            word_start && rest.starts_with('(') && rest.matches('(').count() > rest.matches(')').count()
+            word_start
+                && rest.starts_with('(')
+                && rest.matches('(').count() > rest.matches(')').count()
         })
     })
 }
-

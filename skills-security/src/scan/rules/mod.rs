@@ -514,7 +514,8 @@ impl RuleSet {
             return Vec::new();
         };
         const FALLBACK: [&str; 4] = [" or ", "||", "??", ":-"];
-        let authenticators = flow::calls::authenticating_functions(text, layout, auth);
+        // Computed once, and only when a read outside an authenticating line needs it.
+        let mut authenticators: Option<Vec<String>> = None;
         let mut per_unit: BTreeMap<u32, (BTreeSet<String>, usize)> = BTreeMap::new();
         let mut last_line = usize::MAX;
         for caps in read.captures_iter(text.as_bytes()) {
@@ -533,7 +534,12 @@ impl RuleSet {
             // (`get(url, os.environ.get("X_TOKEN"))` where `get` sets `Authorization`).
             let line_start = layout.starts.get(i).copied().unwrap_or(0);
             let before = text.get(line_start..whole.start()).unwrap_or("");
-            if flow::calls::inside_call_of(before, &authenticators) {
+            if flow::calls::inside_call_of(
+                before,
+                authenticators.get_or_insert_with(|| {
+                    flow::calls::authenticating_functions(text, layout, auth)
+                }),
+            ) {
                 continue;
             }
             // `GITHUB_TOKEN or GH_TOKEN`: fallbacks for one credential on one line.
