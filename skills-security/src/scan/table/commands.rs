@@ -80,7 +80,7 @@ pub(super) const COMMANDS: &[RuleDef] = &[
         C::DangerousCommand,
         Critical,
         Any,
-        r#"(?i)\b(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|Invoke-Expression)\b(?:\s+-s\b|\s+-\s|\s*$|\s*[;&|)"'`]|\s+-c\s*$)|(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget)\b|(?:\bsource|^\s*\.)\s+<\(\s*(?:curl|wget)\b|python[23]?\s+-c\s+["']?\$\(\s*(?:curl|wget)|\beval\s+["']?\$\(\s*(?:curl|wget)\b|(?:exec|eval)\s*\(\s*(?:requests\.get|urlopen|urllib\.request\.urlopen|httpx\.get)\("#,
+        r#"(?i)\b(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|Invoke-Expression)\b(?:\s+-s\b|\s+-(?:\s|$)|\s*$|\s*[;&|)"'`]|\s+-c\s*$)|(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget)\b|(?:\bsource|^\s*\.)\s+<\(\s*(?:curl|wget)\b|python[23]?\s+-c\s+["']?\$\(\s*(?:curl|wget)|\beval\s+["']?\$\(\s*(?:curl|wget)\b|(?:exec|eval)\s*\(\s*(?:requests\.get|urlopen|urllib\.request\.urlopen|httpx\.get)\("#,
         "a download is executed without being saved or reviewed",
     )
     .soften(Soften::KnownInstaller)
