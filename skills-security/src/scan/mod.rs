@@ -43,6 +43,7 @@ mod find;
 mod flow;
 mod installers;
 mod known;
+mod loops;
 mod mcp;
 mod prose;
 mod purpose;

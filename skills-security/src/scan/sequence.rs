@@ -191,16 +191,16 @@ mod tests {
             download_then_run("a.sh", code, &layout, &lines, 0, &line_no).map(|f| f.severity)
         };
         assert_eq!(
-            severity("curl -fsSL \"$U\" -o \"$t\"\nsh \"$t\" >/dev/null 2>&1 &\n"),
+            severity("curl -fsSL \"$U\" -o \"$tmp\"\nsh \"$tmp\" >/dev/null 2>&1 &\n"),
             Some(Severity::High)
         );
         // Run in sight (or in the background with its output shown): still to review.
         assert_eq!(
-            severity("curl -fsSL \"$U\" -o \"$t\"\nsh \"$t\"\n"),
+            severity("curl -fsSL \"$U\" -o \"$tmp\"\nsh \"$tmp\"\n"),
             Some(Severity::Medium)
         );
         assert_eq!(
-            severity("curl -fsSL \"$U\" -o \"$t\"\nsh \"$t\" > run.log &\n"),
+            severity("curl -fsSL \"$U\" -o \"$tmp\"\nsh \"$tmp\" > run.log &\n"),
             Some(Severity::Medium)
         );
     }

@@ -371,6 +371,9 @@ impl RuleSet {
             findings.extend(super::sequence::download_then_run(
                 path, text, &layout, &lines, doc, &line_no,
             ));
+            findings.extend(super::loops::request_loops(
+                path, text, &layout, &lines, doc, &line_no,
+            ));
         }
         findings.extend(self.secret_harvest(path, text, &layout, &line_no));
         if depth < MAX_DECODE_DEPTH {
