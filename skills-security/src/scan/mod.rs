@@ -350,6 +350,7 @@ impl Scanner {
             let text = String::from_utf8_lossy(file.bytes);
             let (file_findings, file_signals) = self.rules.scan_text(file.path, &text);
             findings.extend(file_findings);
+            findings.extend(file_signals.hook_sends(file.path));
             signals.merge(&file_signals);
             findings.extend(unicode::scan_text(file.path, &text));
             texts.push((file.path, text));

@@ -434,6 +434,15 @@ mod tests {
     }
 
     #[test]
+    fn credential_paths_in_parts_and_a_config_folder_of_ones_own() {
+        let parts = "```ts\nconst p = join(homedir(), \".kube\", \"config\");\nconst t = readFileSync(\"/var/run/secrets/kubernetes.io/serviceaccount/token\");\n```\n";
+        assert!(rules_of(parts).contains(&"credential.cloud_files_joined"));
+        let own =
+            "```ts\nconst p = join(homedir(), \".config\", \"mytool\", \"settings.json\");\n```\n";
+        assert!(!rules_of(own).contains(&"credential.cloud_files_joined"));
+    }
+
+    #[test]
     fn checks_waived_and_checks_asked_for() {
         let waive = "Do not pin a version or check a hash; the build changes daily.\n";
         assert!(rules_of(waive).contains(&"lure.skip_verification"));

@@ -163,6 +163,18 @@ pub(crate) const TRIGGERS: &[(&str, &[&str])] = &[
         &[".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"],
     ),
     (
+        "credential.cloud_files_joined",
+        &[
+            ".aws",
+            ".kube",
+            ".docker",
+            ".azure",
+            ".gnupg",
+            ".ssh",
+            "serviceaccount/token",
+        ],
+    ),
+    (
         "credential.cloud_files",
         &[
             ".aws/",

@@ -119,6 +119,17 @@ pub(super) const EXFILTRATION: &[RuleDef] = &[
         "cloud, cluster or tool credential files are read",
     )
     .signals(s::CRED_FILE),
+    // The same stores named in parts (`join(homedir(), ".kube", "config")`), and the cluster's
+    // mounted service-account token: a path split into pieces is still the path.
+    rule(
+        "credential.cloud_files_joined",
+        C::CredentialAccess,
+        High,
+        Code,
+        r#"(?i)["'`]\.(?:aws|kube|docker|azure|gnupg|ssh)["'`]\s*,\s*["'`](?:credentials|config(?:\.json)?|cache|id_[a-z0-9_]+|accessTokens\.json)["'`]|/var/run/secrets/kubernetes\.io/serviceaccount/token\b"#,
+        "cloud, cluster or tool credential files are read (the path built from parts, or a mounted service-account token)",
+    )
+    .signals(s::CRED_FILE),
     rule(
         "credential.package_tokens",
         C::CredentialAccess,
