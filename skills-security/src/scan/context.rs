@@ -503,6 +503,11 @@ const SESSION_ORDERS: &[&str] = &[
 /// with any such phrase outside its code blocks is weighed at full weight (a catalogue of
 /// payloads keeps its own level: its run-free structure is checked first).
 fn gives_session_orders(text: &str) -> bool {
+    // One pass over the whole text first: most reference files hold none of the phrases.
+    let lower = text.to_ascii_lowercase();
+    if !SESSION_ORDERS.iter().any(|p| lower.contains(p)) {
+        return false;
+    }
     let mut fenced = false;
     text.lines().any(|line| {
         if line.trim_start().starts_with("```") {

@@ -109,9 +109,12 @@ pub(crate) fn request_loops(
     let p = patterns()?;
     let headers: Vec<usize> = (0..lines.len())
         .filter(|&k| {
-            lines
-                .get(k)
-                .is_some_and(|&i| p.header.is_match(layout.line_text(text, i).as_bytes()))
+            lines.get(k).is_some_and(|&i| {
+                // A literal gate before the expression: most lines hold none of these.
+                let l = layout.line_text(text, i);
+                (l.contains("while") || l.contains(";;") || l.contains("loop"))
+                    && p.header.is_match(l.as_bytes())
+            })
         })
         .collect();
     if headers.is_empty() {

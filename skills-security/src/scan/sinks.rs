@@ -112,7 +112,7 @@ pub(crate) const SINK_RULES: &[RuleDef] = &[
         C::Lure,
         Medium,
         Text,
-        r"(?i)\b(?:do\s+not|don'?t|never|no\s+need\s+to|without)\s+(?:pin\w*|verify\w*|check\w*|validat\w*)\s+(?:a\s+|the\s+|any\s+|its\s+)?(?:versions?|hash(?:es)?|checksums?|signatures?|integrity|sha\w*)\b",
+        r"(?i)\b(?:do\s+not|don'?t|never|no\s+need\s+to|without)\s+(?:pin\w*\s+(?:a\s+|the\s+|any\s+|its\s+)?versions?|(?:pin\w*|verify\w*|check\w*|validat\w*)\s+(?:a\s+|the\s+|any\s+|its\s+)?(?:hash(?:es)?|checksums?|signatures?|integrity))\b",
         "text tells the reader not to pin or verify what is downloaded",
     )
     .not_negatable(),
@@ -156,11 +156,27 @@ pub(crate) const SINK_TRIGGERS: &[(&str, &[&str])] = &[
     ),
     (
         "exfiltration.publish_secrets_code",
-        &["cp", "mv", "rsync", "install", "copy"],
+        &[
+            "public/",
+            "static/",
+            "assets/",
+            "dist/",
+            "build/",
+            "site/",
+            "www/",
+            "htdocs/",
+            "gh-pages/",
+            "out/",
+            "wwwroot/",
+            "pages/",
+        ],
     ),
     ("exfiltration.hidden_recipient", &["bcc"]),
     ("credential.git_reroute", &["insteadof", "[url"]),
-    ("credential.plaintext_store", &["helper"]),
+    (
+        "credential.plaintext_store",
+        &["credential.helper", "helper=", "helper ="],
+    ),
     (
         "dangerous.download_into_load_path",
         &[
@@ -181,22 +197,15 @@ pub(crate) const SINK_TRIGGERS: &[(&str, &[&str])] = &[
             "guardduty",
             "configservice",
             "securityhub",
-            "gcloud",
-            "az ",
+            "sinks delete",
+            "diagnostic-settings",
             "auditctl",
             "auditd",
         ],
     ),
     (
         "lure.skip_verification",
-        &[
-            "version",
-            "hash",
-            "checksum",
-            "signature",
-            "integrity",
-            "sha",
-        ],
+        &["pin", "hash", "checksum", "signature", "integrity"],
     ),
 ];
 
