@@ -315,7 +315,7 @@ mod tests {
     fn scan(files: &[(&str, &str)]) -> crate::scan::ScanReport {
         let files: Vec<ScanFile> = files
             .iter()
-            .map(|(p, c)| ScanFile::new(*p, c.as_bytes()))
+            .map(|(p, c)| ScanFile::new(p, c.as_bytes()))
             .collect();
         Scanner::new().scan_files("t", &files)
     }
