@@ -59,7 +59,9 @@ pub(crate) const BEHAVIOUR_RULES: &[RuleDef] = &[
     )
     .also(r"(?i)\b(?:run|open|launch|execute|double-click|install|start)\b")
     .unless(r"(?i)\b(?:never|do not|don'?t|avoid)\b[^.\n]{0,40}\b(?:download|run|open|execute)\b")
-    .paragraph(),
+    .paragraph()
+    // The vendor's own installer from the vendor's own site (every URL): `Low`.
+    .soften(super::table::Soften::KnownDownload),
     rule(
         "lure.paste_command",
         C::Lure,

@@ -7,7 +7,7 @@
 //! per blob as `obfuscation.encoded_payload`, a severity above the worst inner finding.
 
 use super::context::{FileKind, Layout};
-use super::report::{Category, ScanFinding, Severity};
+use super::report::{Category, FindingContext, ScanFinding, Severity};
 use super::rules::RuleSet;
 use crate::base64::{decode_lenient, strip_padding};
 
@@ -20,12 +20,18 @@ const MAX_DECODE: usize = 64 * 1024;
 const MAX_BLOBS_PER_FILE: usize = 64;
 
 /// Findings for encoded blobs in `text`.
+///
+/// `doc_of` gives the documentation level of each line (`rules::RuleSet::scan_layout`): a blob
+/// that stands in documentation (a payload catalogue's encoded example) is lowered by as many
+/// steps as a plain match there, never dropped, so an encoded payload an attack guide shows
+/// is not weighed as one the skill runs, and one in code keeps its full weight.
 pub(crate) fn scan_blobs(
     rules: &RuleSet,
     path: &str,
     text: &str,
     layout: &Layout,
     line_no: &dyn Fn(usize) -> u32,
+    doc_of: &dyn Fn(usize) -> u8,
     depth: u8,
 ) -> Vec<ScanFinding> {
     let mut out = Vec::new();
@@ -74,7 +80,9 @@ pub(crate) fn scan_blobs(
         } else {
             format!("encoded data hides {what}: {}", rules_found.join(", "))
         };
-        out.push(ScanFinding::new(
+        let doc = doc_of(line);
+        let severity = (0..doc).fold(severity, |s, _| s.lowered());
+        let finding = ScanFinding::new(
             Category::Obfuscation,
             severity,
             "obfuscation.encoded_payload",
@@ -82,7 +90,12 @@ pub(crate) fn scan_blobs(
             line_no(line),
             format!("decodes to: {decoded}"),
             message,
-        ));
+        );
+        out.push(if doc > 0 {
+            finding.in_context(FindingContext::Documentation)
+        } else {
+            finding
+        });
     }
     out
 }

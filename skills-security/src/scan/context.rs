@@ -470,11 +470,56 @@ pub(crate) fn file_doc_level(path: &str, kind: FileKind, text: &str) -> u8 {
     if kind == FileKind::Markdown && !name.eq_ignore_ascii_case("SKILL.md") {
         return if is_catalogue(text) {
             CATALOGUE_LEVEL
+        } else if gives_session_orders(text) {
+            0
         } else {
             1
         };
     }
     0
+}
+
+/// Phrases by which a text orders the agent about its session or its reply to the user.
+const SESSION_ORDERS: &[&str] = &[
+    "every session",
+    "each session",
+    "at session start",
+    "start of the session",
+    "in your reply",
+    "in your response",
+    "in your answer",
+    "in your summary",
+    "do not ask the user",
+    "don't ask the user",
+    "without asking the user",
+];
+
+/// Whether a reference file orders the agent about its session or its reply ("at the start of
+/// every session…", "do not list these files in your reply"): such a file is instructions the
+/// agent loads, not documentation, and is weighed like the SKILL.md.
+///
+/// **Threat.** A skill moves its standing order into `references/` so it is lowered as
+/// documentation while the SKILL.md sends the agent there. **Guarantee.** A reference file
+/// with any such phrase outside its code blocks is weighed at full weight (a catalogue of
+/// payloads keeps its own level: its run-free structure is checked first).
+fn gives_session_orders(text: &str) -> bool {
+    // One pass over the whole text first: most reference files hold none of the phrases.
+    let lower = text.to_ascii_lowercase();
+    if !SESSION_ORDERS.iter().any(|p| lower.contains(p)) {
+        return false;
+    }
+    let mut fenced = false;
+    text.lines().any(|line| {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            return false;
+        }
+        if fenced {
+            return false;
+        }
+        let lower = line.to_ascii_lowercase();
+        SESSION_ORDERS.iter().any(|p| lower.contains(p))
+    })
 }
 
 /// Imperative openings of a prose line that ask the reader to run or fetch something.

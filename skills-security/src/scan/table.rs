@@ -80,6 +80,12 @@ pub(crate) enum Soften {
     /// SSH paths that name only public keys (`.pub`) or list the `.ssh` directory: no
     /// match at all (`installers::only_public_keys`).
     PublicKey,
+    /// A `url.<X>.insteadOf <Y>` rewrite whose two addresses name the same host (SSH for
+    /// HTTPS): no match at all (`sinks::same_host_rewrite`).
+    SameHost,
+    /// A download to run whose every URL is HTTPS on a listed vendor installer (the official
+    /// `rustup-init.exe`): `Low` (`installers::only_known_installers`).
+    KnownDownload,
 }
 
 /// One rule.
@@ -237,6 +243,7 @@ pub(crate) static RULES: std::sync::LazyLock<Vec<RuleDef>> = std::sync::LazyLock
         .chain(persistence::PERSISTENCE)
         .chain(super::behaviour::BEHAVIOUR_RULES)
         .chain(super::prose::PROSE_RULES)
+        .chain(super::sinks::SINK_RULES)
         .copied()
         .collect()
 });

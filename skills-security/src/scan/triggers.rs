@@ -137,7 +137,7 @@ pub(crate) const TRIGGERS: &[(&str, &[&str])] = &[
         "exfiltration.network_send",
         &[
             "curl", "wget", "post(", "put(", "patch(", "urlopen", "request(", "method", "axios",
-            "socket", "sendall", "smtplib", "invoke-", "/dev/tcp", "/dev/udp", "scp",
+            ".send", "smtplib", "invoke-", "/dev/tcp", "/dev/udp", "scp",
         ],
     ),
     (
@@ -161,6 +161,18 @@ pub(crate) const TRIGGERS: &[(&str, &[&str])] = &[
     (
         "credential.ssh_keys",
         &[".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"],
+    ),
+    (
+        "credential.cloud_files_joined",
+        &[
+            ".aws",
+            ".kube",
+            ".docker",
+            ".azure",
+            ".gnupg",
+            ".ssh",
+            "serviceaccount/token",
+        ],
     ),
     (
         "credential.cloud_files",

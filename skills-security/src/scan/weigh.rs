@@ -63,11 +63,16 @@ pub(crate) fn soften(kind: Soften, severity: Severity, line: &str, matched: &str
             severity.min(Severity::Medium)
         }
         Soften::EnvSetup if installers::only_env_setup(line) => severity.min(Severity::Low),
+        Soften::KnownDownload if super::sinks::only_vendor_sites(line) => {
+            severity.min(Severity::Low)
+        }
         // A public key is not softened but dropped, before weighing (`rules::weigh`).
         Soften::KnownInstaller
         | Soften::Disposable
         | Soften::OwnServiceKey
         | Soften::EnvSetup
+        | Soften::KnownDownload
+        | Soften::SameHost
         | Soften::PublicKey => severity,
     }
 }

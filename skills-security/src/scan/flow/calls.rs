@@ -19,6 +19,8 @@
 
 use std::ops::Range;
 
+use crate::scan::context::Layout;
+
 use regex::bytes::Regex;
 
 use super::syntax::Statement;
@@ -327,4 +329,77 @@ fn find_word(text: &str, word: &str, from: usize) -> Option<usize> {
         pos = at + 1;
     }
     None
+}
+
+/// The calls (`name(`) of the functions `text` defines (`def name(`, `function name(`) whose
+/// body, up to the next definition at most 40 lines on, authenticates a request
+/// (`AUTH_USE`): a secret handed to one of them is used to authenticate, not harvested.
+///
+/// **Threat.** Reading several services' keys at once is harvesting; a client that reads two
+/// tokens and hands each to its own request helper is not. **Guarantee.** Only a read written
+/// inside the argument list of such a function's call is excused; a read assigned, collected
+/// or passed to any other function still counts.
+pub(crate) fn authenticating_functions(
+    text: &str,
+    layout: &Layout,
+    auth: &regex::bytes::Regex,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text
+        .match_indices("def ")
+        .chain(text.match_indices("function "))
+    {
+        let rest = text.get(at..).unwrap_or("");
+        let after = rest.split_once(' ').map_or("", |(_, r)| r);
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || !after[name.len()..].starts_with('(') {
+            continue;
+        }
+        // The body: from the next line to the next definition, at most 40 lines, searched
+        // once as one span.
+        let first = layout.line_of(at);
+        let last = (first + 40).min(layout.starts.len());
+        let start = layout.starts.get(first + 1).copied().unwrap_or(text.len());
+        let mut end = layout
+            .starts
+            .get(last)
+            .copied()
+            .unwrap_or(text.len())
+            .max(start);
+        let body = text.get(start..end).unwrap_or("");
+        if let Some(next) = [body.find("\ndef "), body.find("\nfunction ")]
+            .into_iter()
+            .flatten()
+            .min()
+        {
+            end = start + next;
+        }
+        let authenticates = text
+            .get(start..end)
+            .is_some_and(|b| auth.is_match(b.as_bytes()));
+        if authenticates {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Whether `before` (a line up to a secret's read) ends inside the open argument list of a
+/// call to one of `functions` (the name as a whole word: `requests.get(` is not `get(`).
+pub(crate) fn inside_call_of(before: &str, functions: &[String]) -> bool {
+    functions.iter().any(|f| {
+        before.match_indices(f.as_str()).any(|(at, _)| {
+            let word_start = before[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$')));
+            let rest = &before[at + f.len()..];
+            word_start
+                && rest.starts_with('(')
+                && rest.matches('(').count() > rest.matches(')').count()
+        })
+    })
 }

@@ -28,6 +28,7 @@ fn all_triggers() -> impl Iterator<Item = &'static (&'static str, &'static [&'st
         .iter()
         .chain(super::behaviour::BEHAVIOUR_TRIGGERS)
         .chain(super::prose::PROSE_TRIGGERS)
+        .chain(super::sinks::SINK_TRIGGERS)
 }
 
 /// Findings of one rule in one file beyond this many are dropped: they add nothing to the
@@ -370,11 +371,18 @@ impl RuleSet {
             findings.extend(super::sequence::download_then_run(
                 path, text, &layout, &lines, doc, &line_no,
             ));
+            findings.extend(super::loops::request_loops(
+                path, text, &layout, &lines, doc, &line_no,
+            ));
         }
         findings.extend(self.secret_harvest(path, text, &layout, &line_no));
         if depth < MAX_DECODE_DEPTH {
+            let doc_of = |i: usize| -> u8 {
+                let ctx = layout.ctx.get(i).copied().unwrap_or(Ctx::Prose);
+                file_doc.saturating_add(line_doc(i, ctx)).min(3)
+            };
             findings.extend(blobs::scan_blobs(
-                self, path, text, &layout, &line_no, depth,
+                self, path, text, &layout, &line_no, &doc_of, depth,
             ));
         }
         (findings, file_signals)
@@ -419,6 +427,9 @@ impl RuleSet {
             }
         }
         if rule.def.soften == Soften::PublicKey && installers::only_public_keys(line) {
+            return None;
+        }
+        if rule.def.soften == Soften::SameHost && super::sinks::same_host_rewrite(line) {
             return None;
         }
         let prose = !ctx.is_code_like();
@@ -506,6 +517,8 @@ impl RuleSet {
             return Vec::new();
         };
         const FALLBACK: [&str; 4] = [" or ", "||", "??", ":-"];
+        // Computed once, and only when a read outside an authenticating line needs it.
+        let mut authenticators: Option<Vec<String>> = None;
         let mut per_unit: BTreeMap<u32, (BTreeSet<String>, usize)> = BTreeMap::new();
         let mut last_line = usize::MAX;
         for caps in read.captures_iter(text.as_bytes()) {
@@ -518,6 +531,18 @@ impl RuleSet {
             }
             let line = layout.line_text(text, i);
             if auth.is_match(line.as_bytes()) {
+                continue;
+            }
+            // Handed straight to one of the file's own functions that authenticates with it
+            // (`get(url, os.environ.get("X_TOKEN"))` where `get` sets `Authorization`).
+            let line_start = layout.starts.get(i).copied().unwrap_or(0);
+            let before = text.get(line_start..whole.start()).unwrap_or("");
+            if flow::calls::inside_call_of(
+                before,
+                authenticators.get_or_insert_with(|| {
+                    flow::calls::authenticating_functions(text, layout, auth)
+                }),
+            ) {
                 continue;
             }
             // `GITHUB_TOKEN or GH_TOKEN`: fallbacks for one credential on one line.

@@ -80,7 +80,7 @@ pub(super) const COMMANDS: &[RuleDef] = &[
         C::DangerousCommand,
         Critical,
         Any,
-        r#"(?i)\b(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|Invoke-Expression)\b(?:\s+-s\b|\s+-\s|\s*$|\s*[;&|)"'`]|\s+-c\s*$)|(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget)\b|(?:\bsource|^\s*\.)\s+<\(\s*(?:curl|wget)\b|python[23]?\s+-c\s+["']?\$\(\s*(?:curl|wget)|\beval\s+["']?\$\(\s*(?:curl|wget)\b|(?:exec|eval)\s*\(\s*(?:requests\.get|urlopen|urllib\.request\.urlopen|httpx\.get)\("#,
+        r#"(?i)\b(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|Invoke-Expression)\b(?:\s+-s\b|\s+-(?:\s|$)|\s*$|\s*[;&|)"'`]|\s+-c\s*$)|(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget)\b|(?:\bsource|^\s*\.)\s+<\(\s*(?:curl|wget)\b|python[23]?\s+-c\s+["']?\$\(\s*(?:curl|wget)|\beval\s+["']?\$\(\s*(?:curl|wget)\b|(?:exec|eval)\s*\(\s*(?:requests\.get|urlopen|urllib\.request\.urlopen|httpx\.get)\("#,
         "a download is executed without being saved or reviewed",
     )
     .soften(Soften::KnownInstaller)
@@ -136,7 +136,10 @@ pub(super) const COMMANDS: &[RuleDef] = &[
         r"(?:^|[;&|(`]\s*|\$\(\s*)sudo\s+(?:-\S+\s+)*\S",
         "a command runs as root",
     )
-    .unless(r"\bsudo\s+(?:apt(?:-get)?|dnf|yum|apk|pacman|zypper|brew|snap|port)\s+(?:install|update|upgrade)\b"),
+    // Package installs, or a line on which every `sudo` only reads (lists, prints, searches
+    // logs): an audit runbook's inspection changes nothing, and what it reads is judged by
+    // the credential rules.
+    .unless(r"\bsudo\s+(?:apt(?:-get)?|dnf|yum|apk|pacman|zypper|brew|snap|port)\s+(?:install|update|upgrade)\b|^(?:[^s]|s(?:[^u]|$)|su(?:[^d]|$)|sud(?:[^o]|$)|sudo\s+(?:-[a-zA-Z]+\s+)*(?:ls|cat|head|tail|less|grep|zgrep|journalctl|stat|lsof|ss|netstat|ps|du|df|dmesg|last|lastlog|who|id|getent|crontab\s+-l|systemctl\s+(?:status|list-\S+|is-\S+)|ufw\s+status|iptables\s+-[LS]|nft\s+list)\b)*$"),
     rule(
         "dangerous.world_writable",
         C::DangerousCommand,

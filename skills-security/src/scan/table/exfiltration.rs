@@ -85,7 +85,7 @@ pub(super) const EXFILTRATION: &[RuleDef] = &[
         C::Exfiltration,
         Info,
         Code,
-        r#"(?i)\bcurl\b[^\n]*(?:\s-d\b|\s-d["'@$]|--data|\s-F\b|--form|\s-T\b|--upload-file|-X\s*(?:POST|PUT|PATCH)|--request\s+(?:POST|PUT))|\bwget\b[^\n]*--post-(?:data|file)|(?:requests|httpx|session|client|aiohttp)\.(?:post|put|patch)\(|\.(?:post|put)\(\s*(?:f?["']https?:|[a-z_]*(?:url|endpoint|uri)\b)|urlopen\([^)\n]*data\s*=|Request\([^)\n]*data\s*=|method\s*[:=]\s*["'](?:POST|PUT)|axios\.(?:post|put)|socket\.(?:socket|create_connection)\(|\.sendall\(|smtplib|Invoke-(?:WebRequest|RestMethod)[^\n]*-Method\s+(?:Post|Put)|/dev/(?:tcp|udp)/|\bscp\s+\S"#,
+        r#"(?i)\bcurl\b[^\n]*(?:\s-d\b|\s-d["'@$]|--data|\s-F\b|--form|\s-T\b|--upload-file|-X\s*(?:POST|PUT|PATCH)|--request\s+(?:POST|PUT))|\bwget\b[^\n]*--post-(?:data|file)|(?:requests|httpx|session|client|aiohttp)\.(?:post|put|patch)\(|\.(?:post|put)\(\s*(?:f?["']https?:|[a-z_]*(?:url|endpoint|uri)\b)|urlopen\([^)\n]*data\s*=|Request\([^)\n]*data\s*=|method\s*[:=]\s*["'](?:POST|PUT)|axios\.(?:post|put)|\.send(?:all|to)\(|\b(?:s|so|sk|sock|sck|socket|conn|connection|client|c)\.send\(\s*[^)\s]|smtplib|Invoke-(?:WebRequest|RestMethod)[^\n]*-Method\s+(?:Post|Put)|/dev/(?:tcp|udp)/|\bscp\s+\S"#,
         "",
     )
     .signals(s::SEND),
@@ -117,6 +117,17 @@ pub(super) const EXFILTRATION: &[RuleDef] = &[
         Any,
         r"(?i)\.aws/(?:credentials|config)\b|\.config/gcloud\b|application_default_credentials\.json|\.kube/config\b|\.azure/(?:credentials|accessTokens\.json|msal_token_cache)|\.docker/config\.json|\.git-credentials\b|\.config/gh/hosts\.yml|\.vault-token\b|\.terraform\.d/credentials|\.password-store/|\.gnupg/",
         "cloud, cluster or tool credential files are read",
+    )
+    .signals(s::CRED_FILE),
+    // The same stores named in parts (`join(homedir(), ".kube", "config")`), and the cluster's
+    // mounted service-account token: a path split into pieces is still the path.
+    rule(
+        "credential.cloud_files_joined",
+        C::CredentialAccess,
+        High,
+        Code,
+        r#"(?i)["'`]\.(?:aws|kube|docker|azure|gnupg|ssh)["'`]\s*,\s*["'`](?:credentials|config(?:\.json)?|cache|id_[a-z0-9_]+|accessTokens\.json)["'`]|/var/run/secrets/kubernetes\.io/serviceaccount/token\b"#,
+        "cloud, cluster or tool credential files are read (the path built from parts, or a mounted service-account token)",
     )
     .signals(s::CRED_FILE),
     rule(
