@@ -16,7 +16,9 @@
 //! in team-0 resolves 228 skills); the SQLite file (`/tmp/rbprof/10k.sqlite3`) and the
 //! PostgreSQL schema (`rbprof` in `SKILLS_PG_URL`'s database) are filled on first use and
 //! reused afterwards (delete them to start again; a fill that was interrupted is not
-//! detected). The in-memory store is filled on every run.
+//! detected); `RESOLVE_ROUNDS_SQLITE` and `RESOLVE_ROUNDS_SCHEMA` name others (a copy for
+//! the build of a later schema version, which migrates what it opens). The in-memory store
+//! is filled on every run.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::hint::black_box;
@@ -112,7 +114,9 @@ fn main() {
     if which == "all" || which == "sqlite" {
         std::fs::create_dir_all("/tmp/rbprof").unwrap();
         let options = SqliteOptions::default().synchronous(Synchronous::Normal);
-        let lite = block_on(SqliteStore::open_with("/tmp/rbprof/10k.sqlite3", options)).unwrap();
+        let path = std::env::var("RESOLVE_ROUNDS_SQLITE")
+            .unwrap_or_else(|_| "/tmp/rbprof/10k.sqlite3".to_owned());
+        let lite = block_on(SqliteStore::open_with(path, options)).unwrap();
         let started = Instant::now();
         block_on(fill(&lite, &tenant));
         eprintln!("sqlite ready in {:.1?}", started.elapsed());
@@ -121,7 +125,7 @@ fn main() {
     if which == "all" || which == "pg" {
         let url = std::env::var("SKILLS_PG_URL").unwrap();
         let options = PgOptions::new(url)
-            .schema("rbprof")
+            .schema(std::env::var("RESOLVE_ROUNDS_SCHEMA").unwrap_or_else(|_| "rbprof".to_owned()))
             .synchronous_commit(false);
         let pg = block_on(PostgresStore::open(options)).unwrap();
         let started = Instant::now();
