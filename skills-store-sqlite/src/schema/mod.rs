@@ -12,6 +12,8 @@
 //!
 //! Version 8 adds `permission_rules` (seed 003's `ExtensionPermission`, stored as JSON).
 //! Version 9 adds `approvals` (approval requests and their decisions).
+//! Version 10 adds what resolving reads in one row per skill: each skill's file listing and
+//! `skill.json` text, kept by triggers on `skill_files`, and a covering assignment index.
 //!
 //! Version 7 rebuilds `skill_working_memory` so a step's status may also be `denied`,
 //! `skipped` or `cancelled` (every step of a run leaves an entry saying what became of it).
