@@ -47,6 +47,7 @@ async fn batch_reads() {
     batches::agent_skills_tenant_isolation(&store).await;
     batches::resolvable_equals_the_full_read(&store).await;
     batches::resolvable_tenant_isolation(&store).await;
+    batches::resolvable_follows_every_write(&store).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

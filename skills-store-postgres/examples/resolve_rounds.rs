@@ -11,12 +11,14 @@
 //! `assign`: `assignments_for_agent`, `files`: `list_files_for_skills` of the agent's
 //! skills, `full`: `assignments_for_agent_with_files`, the whole records the resolver read
 //! before the projection, `proj`: `resolvable_skills`, the projection it reads now) and the
-//! number of timed calls (each line prints their median). The data is that
+//! number of timed calls (each line prints their median and mean). The data is that
 //! of `benches/postgres.rs` (10,000 skills with 2 files each, 100,050 assignments, agent-0
 //! in team-0 resolves 228 skills); the SQLite file (`/tmp/rbprof/10k.sqlite3`) and the
 //! PostgreSQL schema (`rbprof` in `SKILLS_PG_URL`'s database) are filled on first use and
 //! reused afterwards (delete them to start again; a fill that was interrupted is not
-//! detected). The in-memory store is filled on every run.
+//! detected); `RESOLVE_ROUNDS_SQLITE` and `RESOLVE_ROUNDS_SCHEMA` name others (a copy for
+//! the build of a later schema version, which migrates what it opens). The in-memory store
+//! is filled on every run.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::hint::black_box;
@@ -79,12 +81,20 @@ async fn fill(store: &dyn SkillStore, tenant: &TenantId) {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
+/// The median and the mean of the samples: the median says what a call usually costs, the
+/// mean (what criterion reports) also carries the calls that waited for a core.
+struct Timing {
+    median: f64,
+    mean: f64,
 }
 
-fn time(n: usize, mut f: impl FnMut()) -> f64 {
+impl std::fmt::Display for Timing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:9.1} µs (mean {:9.1} µs)", self.median, self.mean)
+    }
+}
+
+fn time(n: usize, mut f: impl FnMut()) -> Timing {
     for _ in 0..n / 10 + 1 {
         f();
     }
@@ -94,7 +104,12 @@ fn time(n: usize, mut f: impl FnMut()) -> f64 {
         f();
         samples.push(start.elapsed().as_secs_f64() * 1e6);
     }
-    median(samples)
+    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    Timing {
+        median: samples[samples.len() / 2],
+        mean,
+    }
 }
 
 fn main() {
@@ -112,7 +127,9 @@ fn main() {
     if which == "all" || which == "sqlite" {
         std::fs::create_dir_all("/tmp/rbprof").unwrap();
         let options = SqliteOptions::default().synchronous(Synchronous::Normal);
-        let lite = block_on(SqliteStore::open_with("/tmp/rbprof/10k.sqlite3", options)).unwrap();
+        let path = std::env::var("RESOLVE_ROUNDS_SQLITE")
+            .unwrap_or_else(|_| "/tmp/rbprof/10k.sqlite3".to_owned());
+        let lite = block_on(SqliteStore::open_with(path, options)).unwrap();
         let started = Instant::now();
         block_on(fill(&lite, &tenant));
         eprintln!("sqlite ready in {:.1?}", started.elapsed());
@@ -121,7 +138,7 @@ fn main() {
     if which == "all" || which == "pg" {
         let url = std::env::var("SKILLS_PG_URL").unwrap();
         let options = PgOptions::new(url)
-            .schema("rbprof")
+            .schema(std::env::var("RESOLVE_ROUNDS_SCHEMA").unwrap_or_else(|_| "rbprof".to_owned()))
             .synchronous_commit(false);
         let pg = block_on(PostgresStore::open(options)).unwrap();
         let started = Instant::now();
@@ -152,7 +169,7 @@ fn main() {
                 .unwrap();
                 black_box(r.skills.len());
             });
-            println!("{name:10} resolve            {t:9.1} µs");
+            println!("{name:10} resolve            {t}");
         }
         if mode == "all" || mode == "assign" {
             let t = time(n, || {
@@ -161,7 +178,7 @@ fn main() {
                         .unwrap(),
                 );
             });
-            println!("{name:10} assignments ({:3})  {t:9.1} µs", assigned.len());
+            println!("{name:10} assignments ({:3})  {t}", assigned.len());
         }
         if mode == "all" || mode == "full" {
             let t = time(n, || {
@@ -174,7 +191,7 @@ fn main() {
                     .unwrap(),
                 );
             });
-            println!("{name:10} full read          {t:9.1} µs");
+            println!("{name:10} full read          {t}");
         }
         if mode == "all" || mode == "proj" {
             let t = time(n, || {
@@ -182,13 +199,13 @@ fn main() {
                     block_on(store.resolvable_skills(&tenant, "agent-0", Some("team-0"))).unwrap(),
                 );
             });
-            println!("{name:10} projection         {t:9.1} µs");
+            println!("{name:10} projection         {t}");
         }
         if mode == "all" || mode == "files" {
             let t = time(n, || {
                 black_box(block_on(store.list_files_for_skills(&tenant, &ids)).unwrap());
             });
-            println!("{name:10} files ({:3} skills)  {t:9.1} µs", ids.len());
+            println!("{name:10} files ({:3} skills)  {t}", ids.len());
         }
     }
 }

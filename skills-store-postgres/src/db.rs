@@ -77,15 +77,6 @@ impl Shared {
         self.start(tenant, None).await
     }
 
-    /// Begins a read-only transaction for `tenant` that sees one snapshot (`REPEATABLE
-    /// READ, READ ONLY`) for reads whose later queries depend on earlier answers; its BEGIN
-    /// and tenant go out with its first query (see [`Tx::query_and_commit`] for the last).
-    pub(crate) async fn begin_snapshot(&self, tenant: &str) -> Outcome<Tx> {
-        let mut tx = self.start(tenant, None).await?;
-        tx.begin = BEGIN_SNAPSHOT;
-        Ok(tx)
-    }
-
     /// Begins a transaction for `tenant` and waits for the other writers of `domain` under
     /// `key` (the tenant, a user, a chain) to finish.
     pub(crate) async fn begin_write(&self, tenant: &str, domain: Domain, key: &str) -> Outcome<Tx> {
@@ -278,31 +269,6 @@ impl Tx {
             .as_ref()
             .map(doc)
             .transpose()
-    }
-
-    /// Runs a last query and commits in the same round trip (the client pipelines requests
-    /// polled together, in order). The COMMIT ends the transaction whatever the query did
-    /// (after a failed statement it rolls back), so nothing is left to roll back.
-    pub(crate) async fn query_and_commit(
-        mut self,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Outcome<Vec<Row>> {
-        if self.pending()?.is_some() {
-            // Not begun yet: one query, then the commit that ends it.
-            let rows = self.query(sql, params).await?;
-            self.commit().await?;
-            return Ok(rows);
-        }
-        let client = self.client()?;
-        let statement = client.prepare_cached(sql).await?;
-        let (answer, committed) = futures::join!(
-            client.query(&statement, params),
-            client.batch_execute("COMMIT"),
-        );
-        committed?;
-        self.committed = true;
-        Ok(answer?)
     }
 
     /// Commits; the transaction's writes are durable once this returns `Ok` (with the

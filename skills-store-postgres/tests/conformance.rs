@@ -51,6 +51,7 @@ contracts!(skill_batches:
     agent_skills_tenant_isolation,
     resolvable_equals_the_full_read,
     resolvable_tenant_isolation,
+    resolvable_follows_every_write,
 );
 
 contracts!(skills:

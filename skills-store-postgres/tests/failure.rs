@@ -147,9 +147,21 @@ async fn an_update_killed_mid_transaction_keeps_the_old_skill_whole() {
     let mut blocker = common::raw(&url, &schema).await;
     let killer = common::raw(&url, &schema).await;
     let lock = blocker.transaction().await.unwrap();
-    lock.batch_execute("LOCK TABLE skills IN SHARE MODE")
+    // A key-share lock on the skill's row: the file replacement's own updates of that row
+    // (the file-listing trigger changes no key column) pass it, the final upsert (which
+    // sets the slug, a key) waits on it. A table lock would stop the write at its first
+    // file statement, since every file write updates the skill's listing.
+    lock.execute("SELECT set_config('skills.tenant', 't', true)", &[])
         .await
         .unwrap();
+    let locked = lock
+        .execute(
+            "SELECT 1 FROM skills WHERE id = $1 FOR KEY SHARE",
+            &[&old.id],
+        )
+        .await
+        .unwrap();
+    assert_eq!(locked, 1);
     let blocker_pid: i32 = lock
         .query_one("SELECT pg_backend_pid()", &[])
         .await

@@ -170,3 +170,96 @@ async fn the_audit_log_cannot_be_rewritten() {
         .unwrap_err();
     assert_eq!(rewrite.code().map(|c| c.code()), Some("42501"), "{rewrite}");
 }
+
+/// The per-skill file listing resolve reads (schema version 3, kept by a trigger on
+/// `skill_files`) follows SQL run beside the store, and only within the writer's tenant:
+/// tenant A, writing a skill with the very id of B's and a `skill.json` under it, changes
+/// only its own listing; B renaming a path in SQL sees its own listing follow.
+#[tokio::test]
+async fn file_listings_follow_sql_writes_within_their_tenant() {
+    use skills_store_traits::NewAssignment;
+    let Some(url) = common::url() else { return };
+    let (schema, skill_id) = seeded(&url).await;
+    let store = common::open(&url, &schema, 1).await;
+    let b = TenantId::new("tenant-b");
+    store
+        .create_assignment(&b, NewAssignment::global(&skill_id))
+        .await
+        .unwrap();
+    let listing = |tenant: &'static str| {
+        let store = &store;
+        async move {
+            let got = store
+                .resolvable_skills(&TenantId::new(tenant), "agent", None)
+                .await
+                .unwrap();
+            got.into_iter()
+                .map(|s| {
+                    let paths: Vec<String> = s.files.into_iter().map(|f| f.relative_path).collect();
+                    (s.id, paths, s.manifest)
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        listing("tenant-b").await,
+        [(skill_id.clone(), vec!["f.md".to_owned()], None)]
+    );
+    let mut client = common::raw(&url, &schema).await;
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-a', true)", &[])
+        .await
+        .unwrap();
+    tx.execute(
+        "INSERT INTO skills (tenant_id, id, slug, category, enabled, content_bytes, doc) \
+         SELECT 'tenant-a', $1, 'secret', 'general', true, 0, \
+         jsonb_build_object('name', 'A', 'source_kind', 'admin', 'content', '# A', \
+         'is_directory', false, 'tags', '[]'::jsonb, 'requires_tools', '[]'::jsonb, \
+         'metadata', '{}'::jsonb)",
+        &[&skill_id],
+    )
+    .await
+    .unwrap();
+    tx.execute(
+        "INSERT INTO skill_files (tenant_id, id, skill_id, relative_path, size_bytes, doc) \
+         VALUES ('tenant-a', 'fa', $1, 'skill.json', 2, \
+         '{\"content\": \"{}\", \"content_type\": \"application/json\"}')",
+        &[&skill_id],
+    )
+    .await
+    .unwrap();
+    let own: Vec<String> = tx
+        .query_one("SELECT file_paths FROM skills WHERE id = $1", &[&skill_id])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(own, ["skill.json"], "A's own listing follows its insert");
+    tx.commit().await.unwrap();
+    assert_eq!(
+        listing("tenant-b").await,
+        [(skill_id.clone(), vec!["f.md".to_owned()], None)],
+        "B's listing is untouched by A's writes"
+    );
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-b', true)", &[])
+        .await
+        .unwrap();
+    let renamed = tx
+        .execute(
+            "UPDATE skill_files SET relative_path = 'skill.json', \
+             doc = jsonb_set(doc, '{content}', '\"{\\\"layer\\\": 2}\"') WHERE skill_id = $1",
+            &[&skill_id],
+        )
+        .await
+        .unwrap();
+    assert_eq!(renamed, 1);
+    tx.commit().await.unwrap();
+    assert_eq!(
+        listing("tenant-b").await,
+        [(
+            skill_id.clone(),
+            vec!["skill.json".to_owned()],
+            Some("{\"layer\": 2}".to_owned())
+        )]
+    );
+}

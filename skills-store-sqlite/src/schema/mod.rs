@@ -12,6 +12,8 @@
 //!
 //! Version 8 adds `permission_rules` (seed 003's `ExtensionPermission`, stored as JSON).
 //! Version 9 adds `approvals` (approval requests and their decisions).
+//! Version 10 adds what resolving reads in one row per skill: each skill's file listing and
+//! `skill.json` text, kept by triggers on `skill_files`, and a covering assignment index.
 //!
 //! Version 7 rebuilds `skill_working_memory` so a step's status may also be `denied`,
 //! `skipped` or `cancelled` (every step of a run leaves an entry saying what became of it).
@@ -43,10 +45,78 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     STEP_OUTCOMES,
     PERMISSION_RULES,
     APPROVALS,
+    RESOLVE_LISTINGS,
 ];
 
 /// The schema version this crate writes.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// What a skill's listing columns hold, computed from its `skill_files` rows (the tenant
+/// and skill expressions are spliced in): `files_json`, a JSON array of `[path, content
+/// type]` pairs in path order (bytewise; the reader sorts them again if they are not, since
+/// SQLite does not promise an aggregate the order of its subquery, and `ORDER BY` inside an
+/// aggregate would make the file unreadable to SQLite before 3.44), and `manifest`, the
+/// text of its `skill.json` (NULL when it has none).
+macro_rules! listing_update {
+    ($tenant:literal, $skill:literal) => {
+        concat!(
+            "UPDATE skills SET files_json = (SELECT json_group_array(\
+             json_array(relative_path, content_type)) FROM (SELECT relative_path, content_type \
+             FROM skill_files WHERE tenant_id = ",
+            $tenant,
+            " AND skill_id = ",
+            $skill,
+            " ORDER BY relative_path)), \
+             manifest = (SELECT content FROM skill_files WHERE tenant_id = ",
+            $tenant,
+            " AND skill_id = ",
+            $skill,
+            " AND relative_path = 'skill.json') \
+             WHERE tenant_id = ",
+            $tenant,
+            " AND id = ",
+            $skill,
+            ";\n"
+        )
+    };
+}
+
+/// Version 10: what resolving an agent's skills reads, without a row per file or a table
+/// lookup per assignment (issue 20's bound: `resolvable_skills` was about 1,400 b-tree
+/// searches per resolution of 228 skills).
+///
+/// * `skills.files_json` and `skills.manifest`: each skill's file listing (paths and types,
+///   by path) and its `skill.json` text, kept by triggers on `skill_files` (every insert,
+///   update and delete, the cascade of a skill's deletion included, whoever runs it: the
+///   store or SQL beside it), so the listing cannot go stale. A file write recomputes its
+///   skill's listing from the `(tenant_id, skill_id, relative_path)` index: the same order
+///   of work as the size check every file write already makes over the skill's files.
+/// * `idx_skill_assignments_reach` covers the scope lookup with the fields resolve reads
+///   (enabled, skill, priority, auto-inject): the assignments are read from the index
+///   alone. It replaces `idx_skill_assignments_scope`, its prefix.
+const RESOLVE_LISTINGS: &str = concat!(
+    "ALTER TABLE skills ADD COLUMN files_json TEXT NOT NULL DEFAULT '[]';\n\
+     ALTER TABLE skills ADD COLUMN manifest TEXT;\n\
+     DROP INDEX idx_skill_assignments_scope;\n\
+     CREATE INDEX idx_skill_assignments_reach ON skill_assignments \
+     (tenant_id, scope, scope_id, enabled, skill_id, priority, auto_inject);\n\
+     CREATE TRIGGER skill_files_listing_insert AFTER INSERT ON skill_files BEGIN\n",
+    listing_update!("NEW.tenant_id", "NEW.skill_id"),
+    "END;\n\
+     CREATE TRIGGER skill_files_listing_delete AFTER DELETE ON skill_files BEGIN\n",
+    listing_update!("OLD.tenant_id", "OLD.skill_id"),
+    "END;\n\
+     CREATE TRIGGER skill_files_listing_update AFTER UPDATE ON skill_files BEGIN\n",
+    listing_update!("NEW.tenant_id", "NEW.skill_id"),
+    "END;\n\
+     CREATE TRIGGER skill_files_listing_move AFTER UPDATE ON skill_files \
+     WHEN OLD.tenant_id IS NOT NEW.tenant_id OR OLD.skill_id IS NOT NEW.skill_id BEGIN\n",
+    listing_update!("OLD.tenant_id", "OLD.skill_id"),
+    "END;\n",
+    // The listings of the files stored before this version: an update that changes
+    // nothing fires the update trigger for every file (skills without files keep `[]`).
+    "UPDATE skill_files SET relative_path = relative_path;\n",
+);
 
 /// Version 9: approval requests and their decisions, one per (tenant, execution).
 const APPROVALS: &str = r#"

@@ -190,3 +190,124 @@ fn the_page_cache_is_sized_as_asked() {
         assert_eq!(size, -i64::from(kib), "negative: KiB");
     }
 }
+
+/// Version 10's listing columns: filled for the files a version-9 file already holds, then
+/// kept by the triggers through SQL run beside the store too (a path renamed, a type
+/// changed, a file moved to another skill, a file deleted, a skill deleted with its
+/// files), per tenant: the same skill id and path in another tenant never mix in.
+#[test]
+fn version_10_listings_are_backfilled_and_kept_by_triggers() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    conn.pragma_update(None, "foreign_keys", true).unwrap();
+    migrate_to(&mut conn, 9).unwrap();
+    let skill = |tenant: &str, id: &str| {
+        format!(
+            "INSERT INTO skills (id, tenant_id, name, slug, source_kind, content, checksum, \
+             created_at, updated_at) VALUES ('{tenant}-{id}', '{tenant}', 'n', '{id}', \
+             'admin', 'c', 'x', 0, 0);"
+        )
+    };
+    let file = |tenant: &str, id: &str, skill: &str, path: &str, text: &str| {
+        format!(
+            "INSERT INTO skill_files VALUES ('{tenant}-{id}', '{tenant}', '{tenant}-{skill}', \
+             '{path}', '{text}', 'text/plain', 1, 'x', 0, 0);"
+        )
+    };
+    let mut setup = String::new();
+    for tenant in ["t1", "t2"] {
+        setup += &skill(tenant, "s1");
+        setup += &skill(tenant, "s2");
+        setup += &file(tenant, "f1", "s1", "z.md", "z");
+        setup += &file(tenant, "f2", "s1", "skill.json", "{\"layer\": 1}");
+        setup += &file(tenant, "f3", "s1", "B.md", "b");
+    }
+    conn.execute_batch(&setup).unwrap();
+    migrate_to(&mut conn, 10).unwrap();
+    let listing = |conn: &Connection, id: &str| -> (String, Option<String>) {
+        conn.query_row(
+            "SELECT files_json, manifest FROM skills WHERE id = ?1",
+            [id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap()
+    };
+    let backfilled = (
+        r#"[["B.md","text/plain"],["skill.json","text/plain"],["z.md","text/plain"]]"#.to_owned(),
+        Some("{\"layer\": 1}".to_owned()),
+    );
+    assert_eq!(listing(&conn, "t1-s1"), backfilled);
+    assert_eq!(listing(&conn, "t1-s2"), ("[]".to_owned(), None));
+
+    conn.execute_batch(
+        "UPDATE skill_files SET relative_path = 'a.md', content_type = 'text/x' WHERE id = 't1-f1';
+         UPDATE skill_files SET content = '{}' WHERE id = 't1-f2';",
+    )
+    .unwrap();
+    assert_eq!(
+        listing(&conn, "t1-s1"),
+        (
+            r#"[["B.md","text/plain"],["a.md","text/x"],["skill.json","text/plain"]]"#.to_owned(),
+            Some("{}".to_owned())
+        )
+    );
+    // Moved to the other skill: it leaves one listing and joins the other.
+    conn.execute_batch("UPDATE skill_files SET skill_id = 't1-s2' WHERE id = 't1-f2'")
+        .unwrap();
+    assert_eq!(
+        listing(&conn, "t1-s1"),
+        (
+            r#"[["B.md","text/plain"],["a.md","text/x"]]"#.to_owned(),
+            None
+        )
+    );
+    assert_eq!(
+        listing(&conn, "t1-s2"),
+        (
+            r#"[["skill.json","text/plain"]]"#.to_owned(),
+            Some("{}".to_owned())
+        )
+    );
+    conn.execute_batch("DELETE FROM skill_files WHERE id = 't1-f3'")
+        .unwrap();
+    assert_eq!(
+        listing(&conn, "t1-s1"),
+        (r#"[["a.md","text/x"]]"#.to_owned(), None)
+    );
+    // A skill deleted with its files (the cascade fires the triggers on a skill that is
+    // gone), then the other tenant, untouched throughout.
+    conn.execute_batch("DELETE FROM skills WHERE id = 't1-s1'")
+        .unwrap();
+    let files: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM skill_files WHERE skill_id = 't1-s1'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(files, 0);
+    assert_eq!(listing(&conn, "t2-s1"), backfilled);
+    assert_eq!(listing(&conn, "t2-s2"), ("[]".to_owned(), None));
+}
+
+/// Resolve's assignment lookup reads the covering index alone (no table visit per
+/// assignment): the plan names `idx_skill_assignments_reach` as a covering index.
+#[test]
+fn resolve_reads_assignments_from_the_covering_index() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    migrate_to(&mut conn, LATEST).unwrap();
+    let plan: Vec<String> = conn
+        .prepare(&format!(
+            "EXPLAIN QUERY PLAN {}",
+            crate::skills::resolvable::SKILLS
+        ))
+        .unwrap()
+        .query_map(["t", "a", "team"], |row| row.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let covering = plan
+        .iter()
+        .filter(|step| step.contains("COVERING INDEX idx_skill_assignments_reach"))
+        .count();
+    assert_eq!(covering, 3, "{plan:#?}");
+}

@@ -7,7 +7,7 @@
 mod assignments;
 mod files;
 mod records;
-mod resolvable;
+pub(crate) mod resolvable;
 
 use std::collections::BTreeMap;
 

@@ -1,32 +1,33 @@
 //! [`SkillStore::resolvable_skills`](skills_store_traits::SkillStore::resolvable_skills):
-//! two statements in the caller's read transaction (one snapshot), reading only the
-//! columns the projection carries.
+//! one statement, one row per skill, reading only the columns the projection carries.
 //!
 //! Why not the full read: decoding every column of each skill, assignment and file (the
 //! files' contents and checksums, ids, timestamps, the whole metadata document) was most of
 //! a resolution's time. Here the assignments are grouped in SQL (the highest priority and
-//! any auto-inject of the enabled ones, on the scope index), the skill rows give only the
-//! listed columns (of the metadata only its `status` and `layer` values are built), and the
-//! file rows their path and type (the text only for `skill.json`).
+//! any auto-inject of the enabled ones) from the covering index `idx_skill_assignments_reach`
+//! alone, the skill rows give only the listed columns (of the metadata only its `status`
+//! and `layer` values are built), and each skill's file listing and `skill.json` text come
+//! from its own row (`files_json`, `manifest`: kept by triggers on `skill_files`, schema
+//! version 10), not from a row per file.
 
 use rusqlite::{Connection, Row, params};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
-use skills_store_traits::{
-    Error, MANIFEST_PATH, ResolvableFile, ResolvableSkill, SkillSourceKind, sort_by_slug,
-};
+use skills_store_traits::{Error, ResolvableFile, ResolvableSkill, SkillSourceKind, sort_by_slug};
 
 use crate::error::{Outcome, corrupt};
 
-/// One arm per target, each on the `(tenant_id, scope, scope_id)` index: the enabled
-/// assignments reaching agent `?2` (in team `?3`) in tenant `?1`.
+/// One arm per target, each a range of the covering `(tenant_id, scope, scope_id, enabled,
+/// skill_id, priority, auto_inject)` index: the enabled assignments reaching agent `?2`
+/// (in team `?3`) in tenant `?1`.
 macro_rules! arm {
     ($target:literal) => {
         concat!(
             "SELECT skill_id, priority, auto_inject FROM skill_assignments \
-             WHERE tenant_id = ?1 AND enabled = 1 AND ",
-            $target
+             INDEXED BY idx_skill_assignments_reach WHERE tenant_id = ?1 AND ",
+            $target,
+            " AND enabled = 1"
         )
     };
 }
@@ -35,12 +36,12 @@ macro_rules! arm {
 /// assignment fields last. `CROSS JOIN` keeps the grouped assignments the outer loop and
 /// `+s.enabled` keeps the skills lookup on `(tenant_id, id)`: without them SQLite may walk
 /// every enabled skill of the tenant (`idx_skills_enabled`) and probe the assignments.
-const SKILLS: &str = concat!(
+pub(crate) const SKILLS: &str = concat!(
     "SELECT s.id, s.slug, s.name, s.description, s.category, s.source_kind, s.plugin_id, \
      s.content, s.is_directory, s.version, s.tags_json, s.requires_tools_json, \
-     s.trust_level, s.metadata_json, r.priority, r.auto_inject \
+     s.trust_level, s.metadata_json, r.priority, r.auto_inject, s.files_json, s.manifest \
      FROM (SELECT skill_id, MAX(priority) AS priority, MAX(auto_inject) AS auto_inject FROM (",
-    arm!("scope = 'global'"),
+    arm!("scope = 'global' AND scope_id IS NULL"),
     " UNION ALL ",
     arm!("scope = 'agent' AND scope_id = ?2"),
     " UNION ALL ",
@@ -48,14 +49,6 @@ const SKILLS: &str = concat!(
     ") GROUP BY skill_id) r \
      CROSS JOIN skills s ON s.tenant_id = ?1 AND s.id = r.skill_id WHERE +s.enabled = 1"
 );
-
-/// The files of the skills in the JSON array `?2` (the ids the first statement gave), in
-/// (skill, path) order on the `(tenant_id, skill_id, relative_path)` index.
-const FILES: &str = "SELECT skill_id, relative_path, content_type, \
-     CASE WHEN relative_path = ?3 THEN content END \
-     FROM skill_files WHERE tenant_id = ?1 \
-     AND skill_id IN (SELECT value FROM json_each(?2)) \
-     ORDER BY skill_id, relative_path";
 
 /// The resolvable skills of `agent` (in `team`), ordered by slug.
 pub(crate) fn read(
@@ -69,32 +62,6 @@ pub(crate) fn read(
     let mut skills = Vec::new();
     while let Some(row) = rows.next()? {
         skills.push(skill(row)?);
-    }
-    if skills.is_empty() {
-        return Ok(skills);
-    }
-    // The file rows come in skill id order (bytewise, SQLite's BINARY collation): walk
-    // the skills in the same order beside them.
-    skills.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-    let ids = {
-        let ids: Vec<&str> = skills.iter().map(|s| s.id.as_str()).collect();
-        serde_json::to_string(&ids).map_err(|error| corrupt(1, error))?
-    };
-    let mut statement = conn.prepare_cached(FILES)?;
-    let mut rows = statement.query(params![tenant, ids, MANIFEST_PATH])?;
-    let mut next = skills.iter_mut().peekable();
-    while let Some(row) = rows.next()? {
-        let skill_id = text(row, 0)?;
-        while next.next_if(|s| s.id.as_str() < skill_id).is_some() {}
-        let Some(skill) = next.peek_mut().filter(|s| s.id == skill_id) else {
-            continue;
-        };
-        skill
-            .files
-            .push(ResolvableFile::new(text(row, 1)?, text(row, 2)?));
-        if let Some(manifest) = row.get::<_, Option<String>>(3)? {
-            skill.manifest = Some(manifest);
-        }
     }
     sort_by_slug(&mut skills);
     Ok(skills)
@@ -126,6 +93,8 @@ fn skill(row: &Row<'_>) -> rusqlite::Result<ResolvableSkill> {
     skill.metadata_layer = declared.layer;
     skill.priority = row.get(14)?;
     skill.auto_inject = row.get(15)?;
+    skill.files = listing(text(row, 16)?).map_err(|error| corrupt(16, error))?;
+    skill.manifest = row.get(17)?;
     Ok(skill)
 }
 
@@ -154,4 +123,19 @@ struct Declared {
 
 fn present<'de, D: Deserializer<'de>>(value: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(value).map(Some)
+}
+
+/// A `files_json` listing: `[path, type]` pairs. The trigger orders them by path; they are
+/// put in that order here too (bytewise, as every store lists files), so a listing written
+/// by other means cannot reorder an entry.
+fn listing(text: &str) -> serde_json::Result<Vec<ResolvableFile>> {
+    let pairs: Vec<(String, String)> = serde_json::from_str(text)?;
+    let mut files: Vec<ResolvableFile> = pairs
+        .into_iter()
+        .map(|(path, content_type)| ResolvableFile::new(path, content_type))
+        .collect();
+    if !files.is_sorted_by(|a, b| a.relative_path <= b.relative_path) {
+        files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    }
+    Ok(files)
 }

@@ -11,8 +11,10 @@ use crate::skills::{
 use crate::tenancy::TenantId;
 
 mod resolvable;
+mod resolvable_writes;
 
 pub use resolvable::{resolvable_equals_the_full_read, resolvable_tenant_isolation};
+pub use resolvable_writes::resolvable_follows_every_write;
 
 /// Runs every batch contract.
 pub async fn run_all(store: &dyn SkillStore) {
@@ -23,6 +25,7 @@ pub async fn run_all(store: &dyn SkillStore) {
     agent_skills_tenant_isolation(store).await;
     resolvable_equals_the_full_read(store).await;
     resolvable_tenant_isolation(store).await;
+    resolvable_follows_every_write(store).await;
 }
 
 /// What the per-item calls give for `ids`: the reference every batch answer must equal.

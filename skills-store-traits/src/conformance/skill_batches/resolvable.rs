@@ -20,7 +20,12 @@ fn metadata(value: Value) -> serde_json::Map<String, Value> {
 }
 
 /// Asserts the backend's projection equals the full read's for `agent` and `team`.
-async fn assert_projection(store: &dyn SkillStore, t: &TenantId, agent: &str, team: Option<&str>) {
+pub(super) async fn assert_projection(
+    store: &dyn SkillStore,
+    t: &TenantId,
+    agent: &str,
+    team: Option<&str>,
+) {
     let full = store
         .assignments_for_agent_with_files(t, agent, team)
         .await
