@@ -341,12 +341,19 @@ $$;
 CREATE TRIGGER skill_files_listing AFTER INSERT OR UPDATE OR DELETE ON skill_files
     FOR EACH ROW EXECUTE FUNCTION skill_files_listing();
 
--- The listings of the files stored before this version.
+-- The listings of the files stored before this version, of every tenant: the migration
+-- sets no tenant, so under the forced policies it would see no row at all (the owner is
+-- subject to them); the tables are exempted for this statement alone, inside the
+-- migration's transaction, and forced again before it commits.
+ALTER TABLE skills NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE skill_files NO FORCE ROW LEVEL SECURITY;
 UPDATE skills s SET (file_paths, file_types, manifest) = (
     SELECT COALESCE(array_agg(f.relative_path ORDER BY f.relative_path), '{}'),
            COALESCE(array_agg(f.doc->>'content_type' ORDER BY f.relative_path), '{}'),
            max(f.doc->>'content') FILTER (WHERE f.relative_path = 'skill.json')
     FROM skill_files f WHERE f.tenant_id = s.tenant_id AND f.skill_id = s.id);
+ALTER TABLE skills FORCE ROW LEVEL SECURITY;
+ALTER TABLE skill_files FORCE ROW LEVEL SECURITY;
 "#;
 
 /// The row-level security statements for one table.

@@ -5,7 +5,7 @@
 mod common;
 
 use skills_store_postgres::{Error, PgOptions, PostgresStore};
-use skills_store_traits::{NewSkill, SkillStore, TenantId};
+use skills_store_traits::{NewAssignment, NewSkill, NewSkillFile, SkillStore, TenantId};
 
 async fn versions(url: &str, schema: &str) -> Vec<i64> {
     let client = common::raw(url, schema).await;
@@ -85,4 +85,85 @@ async fn an_unreachable_server_is_a_typed_error() {
         }
         other => panic!("expected a pool error, got {other:?}"),
     }
+}
+
+/// A database at version 2 holding skills and files is upgraded with every existing skill's
+/// file listing filled in. The attack on the first version of migration 3: its backfill ran
+/// under the tables' forced row-level security with no tenant set, saw no row, and every
+/// skill stored before the upgrade resolved with no files and no `skill.json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrading_fills_in_the_listings_of_stored_skills() {
+    let Some(url) = common::url() else { return };
+    let schema = common::fresh_schema();
+    let tenant = TenantId::new("t");
+    {
+        let store = common::open(&url, &schema, 1).await;
+        let skill = store
+            .create_skill(&tenant, NewSkill::new("Kept", "kept", "# kept\n"))
+            .await
+            .unwrap();
+        for file in [
+            NewSkillFile::new("skill.json", "{\"name\": \"kept\"}"),
+            NewSkillFile::new("scripts/run.sh", "echo kept"),
+        ] {
+            store
+                .create_skill_file(&tenant, &skill.id, file)
+                .await
+                .unwrap();
+        }
+        store
+            .create_assignment(&tenant, NewAssignment::global(&skill.id))
+            .await
+            .unwrap();
+    }
+    // Back to version 2: what version 3 added is dropped (its listing with it) and its row
+    // removed, so reopening runs it again over the stored skills and files.
+    common::raw(&url, &schema)
+        .await
+        .batch_execute(
+            "DROP TRIGGER skill_files_listing ON skill_files;
+             DROP FUNCTION skill_files_listing();
+             DROP FUNCTION skill_files_relist(TEXT, TEXT);
+             ALTER TABLE skill_assignments
+                 DROP COLUMN enabled, DROP COLUMN priority, DROP COLUMN auto_inject;
+             CREATE INDEX idx_skill_assignments_target
+                 ON skill_assignments (tenant_id, scope, scope_id);
+             ALTER TABLE skills DROP COLUMN name, DROP COLUMN description,
+                 DROP COLUMN source_kind, DROP COLUMN plugin_id, DROP COLUMN content,
+                 DROP COLUMN is_directory, DROP COLUMN version, DROP COLUMN tags,
+                 DROP COLUMN requires_tools, DROP COLUMN trust_level,
+                 DROP COLUMN metadata_status, DROP COLUMN metadata_layer,
+                 DROP COLUMN file_paths, DROP COLUMN file_types, DROP COLUMN manifest;
+             DELETE FROM schema_migrations WHERE version = 3;",
+        )
+        .await
+        .unwrap();
+    let reopened = common::open(&url, &schema, 1).await;
+    assert_eq!(
+        versions(&url, &schema).await,
+        (1..=PostgresStore::SCHEMA_VERSION).collect::<Vec<_>>()
+    );
+    let resolvable = reopened
+        .resolvable_skills(&tenant, "agent-1", None)
+        .await
+        .unwrap();
+    assert_eq!(resolvable.len(), 1);
+    let paths: Vec<&str> = resolvable[0]
+        .files
+        .iter()
+        .map(|f| f.relative_path.as_str())
+        .collect();
+    assert_eq!(paths, ["scripts/run.sh", "skill.json"]);
+    assert_eq!(
+        resolvable[0].manifest.as_deref(),
+        Some("{\"name\": \"kept\"}")
+    );
+    // The policies are forced again: a connection with no tenant sees no skill.
+    let raw = common::raw(&url, &schema).await;
+    let seen: i64 = raw
+        .query_one("SELECT count(*) FROM skills", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(seen, 0);
 }
