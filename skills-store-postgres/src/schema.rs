@@ -280,8 +280,13 @@ CREATE POLICY approvals_tenant ON approvals
 ///   column; both compressed by TOAST when large).
 /// * `skills.file_paths`, `.file_types`, `.manifest`: each skill's file listing (paths and
 ///   types, by path) and its `skill.json` text, kept by a trigger on `skill_files` (every
-///   insert, update and delete, a skill's cascade included, whoever runs it), so the
-///   listing cannot go stale. The trigger runs as the writer, under the same tenant policy
+///   insert, update and delete, a skill's cascade included, whoever runs it). The store's
+///   own writes cannot leave it stale (they are serialised per tenant); SQL run beside the
+///   store can: two concurrent READ COMMITTED transactions adding files to one skill may
+///   each relist from a snapshot without the other's file, and `TRUNCATE` fires no row
+///   trigger. A file write costs a relist of its skill, so a skill's n files written one by
+///   one cost the square of n (a statement-level trigger is the known next step). The
+///   trigger runs as the writer, under the same tenant policy
 ///   (it can only reach the skill of the row it was fired by, which is the writer's tenant),
 ///   and with the schema's search path pinned, so a table of the same name elsewhere on the
 ///   path cannot stand in for `skills`. A file write recomputes its skill's listing from the

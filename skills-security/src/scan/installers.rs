@@ -149,6 +149,7 @@ pub(crate) fn only_public_keys(line: &str) -> bool {
 /// segment of the line (split at `;`, `&`, `|` and backticks) that names `.ssh` or a key file
 /// must start (after `sudo`) with `chmod`, `chown`, `chgrp`, `mkdir`, `install -d`, `test`,
 /// `stat` or an SSH client directive; one `cat`, `cp`, `tar`, redirection or any other verb,
+/// or anything of code (an assignment, a call, brackets: `test = open('~/.ssh/id_rsa')`),
 /// and the line weighs as before.
 fn only_touches_ssh_files(lower: &str) -> bool {
     let mut seen = false;
@@ -156,7 +157,9 @@ fn only_touches_ssh_files(lower: &str) -> bool {
         if !(segment.contains(".ssh") || segment.contains("id_")) {
             continue;
         }
-        if segment.contains('>') || segment.contains('<') || segment.contains("$(") {
+        // Code, not a command: `test = open(os.path.expanduser('~/.ssh/id_rsa')).read()`
+        // starts with a variable named like a verb.
+        if segment.contains(['>', '<', '(', ')', '=', '[', '{']) {
             return false;
         }
         let mut words = segment.split_whitespace();
@@ -448,6 +451,10 @@ mod tests {
             "sudo install -m 600 ~/.ssh/id_rsa /tmp/k",
             "chmod 600 ~/.ssh/id_rsa > /dev/null; tar czf k.tgz ~/.ssh",
             "IdentityFile ~/.ssh/id_ed25519 ~/.ssh/id_rsa",
+            // Code whose variable is named like a harmless verb.
+            "test = open(os.path.expanduser('~/.ssh/id_rsa')).read()",
+            "stat = Path.home().joinpath('.ssh/id_rsa').read_text()",
+            "mkdir = fs.readFileSync(`${home}/.ssh/id_rsa`)",
         ] {
             assert!(!only_public_keys(read), "{read}");
         }

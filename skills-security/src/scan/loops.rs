@@ -53,6 +53,38 @@ fn patterns() -> Option<&'static Patterns> {
     .as_ref()
 }
 
+/// `line` with its string literals blanked and its trailing comment (`#`, `//`) cut.
+fn code_of(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                if c == q && prev != '\\' {
+                    quote = None;
+                    out.push(c);
+                } else {
+                    out.push(' ');
+                }
+            }
+            None => {
+                if matches!(c, '"' | '\'' | '`') {
+                    quote = Some(c);
+                } else if (c == '#' && (prev.is_whitespace() || out.is_empty()))
+                    || (c == '/' && chars.peek() == Some(&'/') && prev != ':')
+                {
+                    break;
+                }
+                out.push(c);
+            }
+        }
+        prev = c;
+    }
+    out
+}
+
 fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
@@ -147,15 +179,30 @@ pub(crate) fn request_loops(
             })
         })
     };
+    // Each line's answers, computed once however many loop bodies hold it.
+    let mut requests_on: Vec<Option<bool>> = vec![None; layout.starts.len()];
+    let mut stops_on: Vec<Option<bool>> = vec![None; layout.starts.len()];
     for k in headers {
         let inner = body(layout, text, lines, k);
         let requests = inner.iter().any(|&j| {
-            let l = layout.line_text(text, j);
-            p.request.is_match(l.as_bytes()) || calls_requesting(l)
+            *requests_on
+                .get_mut(j)
+                .map_or(&mut None, |c| c)
+                .get_or_insert_with(|| {
+                    let l = layout.line_text(text, j);
+                    p.request.is_match(l.as_bytes()) || calls_requesting(l)
+                })
         });
+        // Only the code of a line stops a loop: `# never break` or a string saying
+        // `return` does not.
         let stops = inner.iter().any(|&j| {
-            p.pause_or_exit
-                .is_match(layout.line_text(text, j).as_bytes())
+            *stops_on
+                .get_mut(j)
+                .map_or(&mut None, |c| c)
+                .get_or_insert_with(|| {
+                    p.pause_or_exit
+                        .is_match(code_of(layout.line_text(text, j)).as_bytes())
+                })
         });
         if requests && !stops {
             let i = lines.get(k).copied().unwrap_or(0);
@@ -202,6 +249,18 @@ mod tests {
         assert!(found(js));
         let sh = "while true; do\n  curl -s -X POST \"$U\"\ndone\n";
         assert!(found(sh));
+    }
+
+    /// A word in a comment or a string is no pause and no exit.
+    #[test]
+    fn a_comment_or_a_string_does_not_stop_a_flood() {
+        let commented = "import requests\nwhile True:\n    requests.post(u)  # never break\n";
+        assert!(found(commented));
+        let js = "for (;;) {\n  await fetch(u); // do not sleep here\n  log('no return');\n}\n";
+        assert!(found(js));
+        // The code itself still stops it, a URL's `//` notwithstanding.
+        let polite = "import requests, time\nwhile True:\n    requests.get('https://a.example/x')\n    time.sleep(5)  # be polite\n";
+        assert!(!found(polite));
     }
 
     #[test]

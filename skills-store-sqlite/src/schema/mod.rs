@@ -90,7 +90,9 @@ macro_rules! listing_update {
 ///   update and delete, the cascade of a skill's deletion included, whoever runs it: the
 ///   store or SQL beside it), so the listing cannot go stale. A file write recomputes its
 ///   skill's listing from the `(tenant_id, skill_id, relative_path)` index: the same order
-///   of work as the size check every file write already makes over the skill's files.
+///   of work as the size check every file write already makes over the skill's files (so a
+///   skill's n files written one by one cost the square of n, and each rewrites the skill
+///   row).
 /// * `idx_skill_assignments_reach` covers the scope lookup with the fields resolve reads
 ///   (enabled, skill, priority, auto-inject): the assignments are read from the index
 ///   alone. It replaces `idx_skill_assignments_scope`, its prefix.

@@ -345,12 +345,25 @@ pub(crate) fn authenticating_functions(
     auth: &regex::bytes::Regex,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    for (at, _) in text
-        .match_indices("def ")
-        .chain(text.match_indices("function "))
-    {
-        let rest = text.get(at..).unwrap_or("");
-        let after = rest.split_once(' ').map_or("", |(_, r)| r);
+    // Definitions start their line (after indentation, `async`, `export`); at most
+    // `MAX_DEFINITIONS` are read, each body at most 40 lines and `MAX_BODY` bytes, so a
+    // file of definitions (or of `def ` inside one long string) costs a bounded amount.
+    // Past the cap a read is simply not excused: it counts, as without this function.
+    let mut seen = 0;
+    for (line, &at) in layout.starts.iter().enumerate() {
+        if seen >= MAX_DEFINITIONS {
+            break;
+        }
+        let line_end = layout.starts.get(line + 1).copied().unwrap_or(text.len());
+        let head = text.get(at..line_end).unwrap_or("").trim_start();
+        let head = head.strip_prefix("export ").unwrap_or(head);
+        let head = head.strip_prefix("async ").unwrap_or(head);
+        let Some(after) = head
+            .strip_prefix("def ")
+            .or_else(|| head.strip_prefix("function "))
+        else {
+            continue;
+        };
         let name: String = after
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -358,17 +371,21 @@ pub(crate) fn authenticating_functions(
         if name.is_empty() || !after[name.len()..].starts_with('(') {
             continue;
         }
+        seen += 1;
         // The body: from the next line to the next definition, at most 40 lines, searched
         // once as one span.
-        let first = layout.line_of(at);
-        let last = (first + 40).min(layout.starts.len());
-        let start = layout.starts.get(first + 1).copied().unwrap_or(text.len());
+        let last = (line + 40).min(layout.starts.len());
+        let start = layout.starts.get(line + 1).copied().unwrap_or(text.len());
         let mut end = layout
             .starts
             .get(last)
             .copied()
             .unwrap_or(text.len())
-            .max(start);
+            .max(start)
+            .min(start.saturating_add(MAX_BODY));
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
         let body = text.get(start..end).unwrap_or("");
         if let Some(next) = [body.find("\ndef "), body.find("\nfunction ")]
             .into_iter()
@@ -387,19 +404,73 @@ pub(crate) fn authenticating_functions(
     out
 }
 
-/// Whether `before` (a line up to a secret's read) ends inside the open argument list of a
-/// call to one of `functions` (the name as a whole word: `requests.get(` is not `get(`).
-pub(crate) fn inside_call_of(before: &str, functions: &[String]) -> bool {
-    functions.iter().any(|f| {
-        before.match_indices(f.as_str()).any(|(at, _)| {
-            let word_start = before[..at]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$')));
-            let rest = &before[at + f.len()..];
-            word_start
-                && rest.starts_with('(')
-                && rest.matches('(').count() > rest.matches(')').count()
-        })
-    })
+/// How many function definitions [`authenticating_functions`] reads per file.
+const MAX_DEFINITIONS: usize = 256;
+/// How many bytes of a function's body it searches.
+const MAX_BODY: usize = 8 * 1024;
+
+/// Whether a line up to a secret's read ends inside the open argument list of a call to one
+/// of the file's authenticating functions (the name as a whole word: `requests.get(` is not
+/// `get(`). Reads are asked about in order; the walk over a line resumes where the last
+/// read on it stopped, so a line of many reads is read once.
+#[derive(Debug, Default)]
+pub(crate) struct OpenCalls {
+    line_start: usize,
+    pos: usize,
+    /// A frame per `(` still open: true when it is a call of one of the functions.
+    open: Vec<bool>,
+    /// How many of `open` are true.
+    calls: usize,
+}
+
+impl OpenCalls {
+    /// Whether `text[line_start..at]` ends inside a call of one of `functions`.
+    pub(crate) fn inside(
+        &mut self,
+        text: &str,
+        line_start: usize,
+        at: usize,
+        functions: &[String],
+    ) -> bool {
+        if functions.is_empty() {
+            return false;
+        }
+        if line_start != self.line_start || at < self.pos || self.pos < line_start {
+            *self = OpenCalls {
+                line_start,
+                pos: line_start,
+                open: Vec::new(),
+                calls: 0,
+            };
+        }
+        let Some(span) = text.get(self.pos..at) else {
+            return false;
+        };
+        for (k, c) in span.char_indices() {
+            let i = self.pos + k;
+            match c {
+                '(' => {
+                    let line = &text[line_start..i];
+                    let start = line
+                        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .map_or(0, |k| k + 1);
+                    let name = &line[start..];
+                    let word_start = line[..start].chars().next_back().is_none_or(|c| {
+                        !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'))
+                    });
+                    let call =
+                        word_start && !name.is_empty() && functions.iter().any(|f| f == name);
+                    self.calls += usize::from(call);
+                    self.open.push(call);
+                }
+                ')' => {
+                    let popped = self.open.pop();
+                    self.calls -= usize::from(popped == Some(true));
+                }
+                _ => {}
+            }
+        }
+        self.pos = at;
+        self.calls > 0
+    }
 }

@@ -519,6 +519,9 @@ impl RuleSet {
         const FALLBACK: [&str; 4] = [" or ", "||", "??", ":-"];
         // Computed once, and only when a read outside an authenticating line needs it.
         let mut authenticators: Option<Vec<String>> = None;
+        let mut open_calls = flow::calls::OpenCalls::default();
+        let mut auth_line: Option<(usize, bool)> = None;
+        let mut fallback_line: Option<(usize, bool)> = None;
         let mut per_unit: BTreeMap<u32, (BTreeSet<String>, usize)> = BTreeMap::new();
         let mut last_line = usize::MAX;
         for caps in read.captures_iter(text.as_bytes()) {
@@ -530,15 +533,25 @@ impl RuleSet {
                 continue;
             }
             let line = layout.line_text(text, i);
-            if auth.is_match(line.as_bytes()) {
+            // Once per line: a long line of many reads is searched once.
+            let authenticated = match auth_line {
+                Some((l, yes)) if l == i => yes,
+                _ => {
+                    let yes = auth.is_match(line.as_bytes());
+                    auth_line = Some((i, yes));
+                    yes
+                }
+            };
+            if authenticated {
                 continue;
             }
             // Handed straight to one of the file's own functions that authenticates with it
             // (`get(url, os.environ.get("X_TOKEN"))` where `get` sets `Authorization`).
             let line_start = layout.starts.get(i).copied().unwrap_or(0);
-            let before = text.get(line_start..whole.start()).unwrap_or("");
-            if flow::calls::inside_call_of(
-                before,
+            if open_calls.inside(
+                text,
+                line_start,
+                whole.start(),
                 authenticators.get_or_insert_with(|| {
                     flow::calls::authenticating_functions(text, layout, auth)
                 }),
@@ -546,8 +559,18 @@ impl RuleSet {
                 continue;
             }
             // `GITHUB_TOKEN or GH_TOKEN`: fallbacks for one credential on one line.
-            if i == last_line && FALLBACK.iter().any(|f| line.contains(f)) {
-                continue;
+            if i == last_line {
+                let fallback = match fallback_line {
+                    Some((l, yes)) if l == i => yes,
+                    _ => {
+                        let yes = FALLBACK.iter().any(|f| line.contains(f));
+                        fallback_line = Some((i, yes));
+                        yes
+                    }
+                };
+                if fallback {
+                    continue;
+                }
             }
             last_line = i;
             let name = String::from_utf8_lossy(name.as_bytes());
