@@ -29,6 +29,10 @@ use criterion::{Criterion, Throughput};
 use serde_json::{Value, json};
 use skills::security::{Context, Detector, Findings, Sanitizer, TrustLevel};
 
+#[path = "../examples/support/code_points.rs"]
+mod code_points;
+use code_points::code_point_spans;
+
 const WORDS: [&str; 64] = [
     "the",
     "of",
@@ -319,37 +323,4 @@ fn main() {
         .configure_from_args();
     benches(&mut criterion);
     criterion.final_summary();
-}
-
-/// The findings as `--detect-jsonl` writes them (`examples/sanitize.rs`): byte offsets turned
-/// into code-point offsets in one walk of the text.
-fn code_point_spans(text: &str, findings: &Findings) -> Vec<Value> {
-    let mut bounds: Vec<usize> = findings.values().flat_map(|f| [f.start, f.end]).collect();
-    bounds.sort_unstable();
-    bounds.dedup();
-    let mut map = std::collections::HashMap::with_capacity(bounds.len());
-    let mut next = bounds.iter().peekable();
-    for (chars, (byte, _)) in text
-        .char_indices()
-        .chain(std::iter::once((text.len(), ' ')))
-        .enumerate()
-    {
-        while let Some(&&b) = next.peek() {
-            if b > byte {
-                break;
-            }
-            map.insert(b, chars);
-            next.next();
-        }
-    }
-    findings
-        .values()
-        .map(|f| {
-            json!({
-                "start": map.get(&f.start).copied().unwrap_or(0),
-                "end": map.get(&f.end).copied().unwrap_or(0),
-                "type": f.data_type.as_str(),
-            })
-        })
-        .collect()
 }

@@ -16,6 +16,10 @@ use std::time::Instant;
 
 use skills::security::{Context, Detector, Findings, Sanitizer, TrustLevel};
 
+#[path = "support/code_points.rs"]
+mod code_points;
+use code_points::code_point_spans;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.as_slice() {
@@ -121,36 +125,4 @@ fn detect_jsonl(file: &str) -> Result<(), String> {
     let meta = serde_json::json!({"meta": {"tool": concat!("skills-security ", env!("CARGO_PKG_VERSION")), "analyze_s": total, "docs": docs}});
     writeln!(out, "{meta}").map_err(|e| e.to_string())?;
     out.flush().map_err(|e| e.to_string())
-}
-
-/// The values found, with byte offsets turned into code-point offsets in one walk.
-fn code_point_spans(text: &str, findings: &Findings) -> Vec<serde_json::Value> {
-    let mut bounds: Vec<usize> = findings.values().flat_map(|f| [f.start, f.end]).collect();
-    bounds.sort_unstable();
-    bounds.dedup();
-    let mut map = std::collections::HashMap::with_capacity(bounds.len());
-    let mut next = bounds.iter().peekable();
-    for (chars, (byte, _)) in text
-        .char_indices()
-        .chain(std::iter::once((text.len(), ' ')))
-        .enumerate()
-    {
-        while let Some(&&b) = next.peek() {
-            if b > byte {
-                break;
-            }
-            map.insert(b, chars);
-            next.next();
-        }
-    }
-    findings
-        .values()
-        .map(|f| {
-            serde_json::json!({
-                "start": map.get(&f.start).copied().unwrap_or(0),
-                "end": map.get(&f.end).copied().unwrap_or(0),
-                "type": f.data_type.as_str(),
-            })
-        })
-        .collect()
 }
