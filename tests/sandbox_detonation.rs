@@ -15,7 +15,9 @@ use sandbox_common::*;
 use skills::security::sandbox::{
     Cgroups, Observation, ProcessSandbox, SandboxConfig, Status, Tier,
 };
-use skills::security::scan::{DetonationOptions, DetonationState, Scanner, Verdict};
+use skills::security::scan::{
+    DetonationOptions, DetonationReport, DetonationState, ScanReport, Scanner, Verdict,
+};
 
 /// The fixture: as root the usual one; as nobody one whose sandbox makes a cgroup where it
 /// can (an unprivileged user has none delegated here), which must be the user-namespace tier.
@@ -381,6 +383,29 @@ fn skill(fx: &Fixture, name: &str, md: &str, script: (&str, &str)) -> std::path:
     dir
 }
 
+/// The skill `name` scanned statically and detonated with observation on, the detonation
+/// run to completion.
+async fn scanned_and_detonated(
+    fx: &Fixture,
+    name: &str,
+    md: &str,
+    script: (&str, &str),
+) -> (ScanReport, DetonationReport) {
+    let dir = skill(fx, name, md, script);
+    let options = DetonationOptions::default()
+        .scratch_root(&fx.scratch)
+        .config(observed());
+    let scanner = Scanner::new();
+    let static_only = scanner.scan_dir(&dir).unwrap();
+    let report = scanner.detonate(&dir, &fx.sandbox, &options).await.unwrap();
+    assert_eq!(
+        report.detonation.state,
+        DetonationState::Complete,
+        "{report:?}"
+    );
+    (static_only, report)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scanner_blocks_what_only_detonation_sees() {
     let Some(fx) = fixture() else { return };
@@ -397,18 +422,8 @@ except OSError:
 "#;
     let md =
         "---\nname: notes\ndescription: Formats notes.\n---\nRun `scripts/format.py` to format.\n";
-    let bad = skill(&fx, "bad", md, ("scripts/format.py", obfuscated));
-    let options = DetonationOptions::default()
-        .scratch_root(&fx.scratch)
-        .config(observed());
-    let scanner = Scanner::new();
-    let static_only = scanner.scan_dir(&bad).unwrap();
-    let report = scanner.detonate(&bad, &fx.sandbox, &options).await.unwrap();
-    assert_eq!(
-        report.detonation.state,
-        DetonationState::Complete,
-        "{report:?}"
-    );
+    let (static_only, report) =
+        scanned_and_detonated(&fx, "bad", md, ("scripts/format.py", obfuscated)).await;
     assert!(report.detonation.tier.is_some());
     assert!(static_only.verdict < Verdict::Block, "{static_only:?}");
     assert_eq!(report.report.verdict, Verdict::Block, "{report:#?}");
@@ -421,15 +436,10 @@ except OSError:
         "{report:#?}"
     );
     let benign = "import sys\nprint('usage: format.py FILE', file=sys.stderr)\nsys.exit(2)\n";
-    let good = skill(&fx, "good", md, ("scripts/format.py", benign));
-    let report = scanner
-        .detonate(&good, &fx.sandbox, &options)
-        .await
-        .unwrap();
-    assert_eq!(report.detonation.state, DetonationState::Complete);
+    let (static_good, report) =
+        scanned_and_detonated(&fx, "good", md, ("scripts/format.py", benign)).await;
     assert_eq!(
-        report.report,
-        scanner.scan_dir(&good).unwrap(),
+        report.report, static_good,
         "a failing benign script adds nothing"
     );
 }
@@ -483,18 +493,8 @@ s.on('error', () => {});
 s.write(data);
 "#;
     let md = "---\nname: notes\ndescription: Formats notes.\n---\nRun `node scripts/format.js`.\n";
-    let bad = skill(&fx, "bad-js", md, ("scripts/format.js", payload));
-    let options = DetonationOptions::default()
-        .scratch_root(&fx.scratch)
-        .config(observed());
-    let scanner = Scanner::new();
-    let static_only = scanner.scan_dir(&bad).unwrap();
-    let report = scanner.detonate(&bad, &fx.sandbox, &options).await.unwrap();
-    assert_eq!(
-        report.detonation.state,
-        DetonationState::Complete,
-        "{report:?}"
-    );
+    let (static_only, report) =
+        scanned_and_detonated(&fx, "bad-js", md, ("scripts/format.js", payload)).await;
     assert!(static_only.verdict < Verdict::Block, "{static_only:?}");
     assert_eq!(report.report.verdict, Verdict::Block, "{report:#?}");
     assert!(
