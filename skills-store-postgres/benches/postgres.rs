@@ -10,6 +10,8 @@
 //! * `resolve/10k_skills_100k_assignments`: `Resolver::resolve_for_agent` for agent-0 in
 //!   the data of `benches/catalog.rs` (10,000 skills with 2 files each, 100,050
 //!   assignments; agent-0 resolves 228 skills with their file listings).
+//!   `postgres_uncached` and `sqlite_uncached`: the same stores opened again with no
+//!   projection budget, so every skill is decoded on every call.
 //!
 //! Needs `SKILLS_PG_URL` (`source .ci/postgres.sh`); each run uses fresh schemas. The
 //! 10,000-skill stores are filled once (PostgreSQL with `synchronous_commit` off, SQLite
@@ -92,8 +94,18 @@ fn postgres(url: &str, synchronous_commit: bool) -> PostgresStore {
     block_on(PostgresStore::open(options)).unwrap()
 }
 
+/// Another store on `store`'s schema that keeps no decoded skills between resolutions.
+fn postgres_uncached(url: &str, store: &PostgresStore) -> PostgresStore {
+    let schema = store.schema_name().unwrap().to_owned();
+    let options = PgOptions::new(url).schema(schema).projection_budget(0);
+    block_on(PostgresStore::open(options)).unwrap()
+}
+
 fn sqlite(dir: &tempfile::TempDir, name: &str, synchronous: Synchronous) -> SqliteStore {
-    let options = SqliteOptions::default().synchronous(synchronous);
+    sqlite_with(dir, name, SqliteOptions::default().synchronous(synchronous))
+}
+
+fn sqlite_with(dir: &tempfile::TempDir, name: &str, options: SqliteOptions) -> SqliteStore {
     block_on(SqliteStore::open_with(dir.path().join(name), options)).unwrap()
 }
 
@@ -176,6 +188,17 @@ fn main() {
     block_on(fill(&memory, &tenant));
     let stores: [(&str, &dyn SkillStore); 3] =
         [("postgres", &pg), ("sqlite", &lite), ("in_memory", &memory)];
+    // The same data through stores that decode every skill on every resolution (what a
+    // resolution costs when every skill changed since the last one; a miss costs this
+    // plus the stamp query).
+    let pg_uncached = postgres_uncached(&url, &pg);
+    let lite_uncached = sqlite_with(
+        &dir,
+        "10k.sqlite3",
+        SqliteOptions::default()
+            .synchronous(Synchronous::Normal)
+            .projection_budget(0),
+    );
 
     let mut group = c.benchmark_group("list");
     group.throughput(Throughput::Elements(1));
@@ -202,7 +225,11 @@ fn main() {
     let resolver = Resolver::new();
     let mut group = c.benchmark_group("resolve");
     group.throughput(Throughput::Elements(1));
-    for (name, store) in stores {
+    let uncached: [(&str, &dyn SkillStore); 2] = [
+        ("postgres_uncached", &pg_uncached),
+        ("sqlite_uncached", &lite_uncached),
+    ];
+    for (name, store) in stores.into_iter().chain(uncached) {
         let reached =
             block_on(resolver.resolve_for_agent(store, &tenant, "agent-0", Some("team-0"), &[]))
                 .unwrap()

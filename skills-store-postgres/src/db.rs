@@ -28,7 +28,7 @@ macro_rules! record {
 
 use deadpool_postgres::{Object, Pool};
 use serde::de::DeserializeOwned;
-use skills_store_traits::{Clock, StoreLimits};
+use skills_store_traits::{Clock, StampedProjections, StoreLimits};
 use tokio_postgres::Row;
 use tokio_postgres::types::{Json, ToSql};
 
@@ -40,6 +40,8 @@ pub(crate) struct Shared {
     pub(crate) pool: Pool,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) limits: StoreLimits,
+    /// Skills decoded by earlier resolutions, by stamp (shared by the store's clones).
+    pub(crate) projections: Arc<StampedProjections>,
 }
 
 /// Which writers a transaction waits for: writers of the same kind of record in the same

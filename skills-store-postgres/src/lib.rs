@@ -74,7 +74,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use skills_store_traits::{Clock, Result, StoreLimits, SystemClock};
+use skills_store_traits::{
+    Clock, DEFAULT_PROJECTION_BUDGET, Result, StampedProjections, StoreLimits, SystemClock,
+};
 
 pub use error::Error;
 pub use plans::ClaimedStep;
@@ -92,6 +94,7 @@ pub struct PgOptions {
     synchronous_commit: bool,
     limits: StoreLimits,
     clock: Arc<dyn Clock>,
+    projection_budget: usize,
 }
 
 impl fmt::Debug for PgOptions {
@@ -102,6 +105,7 @@ impl fmt::Debug for PgOptions {
             .field("pool_size", &self.pool_size)
             .field("synchronous_commit", &self.synchronous_commit)
             .field("limits", &self.limits)
+            .field("projection_budget", &self.projection_budget)
             .finish_non_exhaustive()
     }
 }
@@ -117,6 +121,7 @@ impl PgOptions {
             synchronous_commit: true,
             limits: StoreLimits::default(),
             clock: Arc::new(SystemClock),
+            projection_budget: DEFAULT_PROJECTION_BUDGET,
         }
     }
 
@@ -153,6 +158,15 @@ impl PgOptions {
     /// Sets the clock.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Sets the most decoded text the store keeps between resolutions, in bytes
+    /// ([`StampedProjections`]: a skill's columns are read and decoded again only when its
+    /// row's stamp changed; 32 MiB by default; 0 keeps nothing and reads every skill's
+    /// columns on every call).
+    pub fn projection_budget(mut self, bytes: usize) -> Self {
+        self.projection_budget = bytes;
         self
     }
 }
@@ -202,6 +216,7 @@ impl PostgresStore {
             synchronous_commit,
             limits,
             clock,
+            projection_budget,
         } = options;
         let mut config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| Error::Config(format!("the connection string: {e}")))?;
@@ -268,6 +283,7 @@ impl PostgresStore {
                 pool,
                 clock,
                 limits,
+                projections: Arc::new(StampedProjections::new(projection_budget)),
             },
             runtime,
             handle,

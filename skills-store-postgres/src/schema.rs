@@ -29,6 +29,7 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
     ("every store's tables", V1),
     ("approval records", V2),
     ("resolve listings", V3),
+    ("resolve stamps", V4),
 ];
 
 /// The schema version this crate writes.
@@ -359,6 +360,83 @@ UPDATE skills s SET (file_paths, file_types, manifest) = (
     FROM skill_files f WHERE f.tenant_id = s.tenant_id AND f.skill_id = s.id);
 ALTER TABLE skills FORCE ROW LEVEL SECURITY;
 ALTER TABLE skill_files FORCE ROW LEVEL SECURITY;
+"#;
+
+/// Version 4: what lets a resolution reuse the skills it decoded before
+/// (`skills_store_traits::StampedProjections`).
+///
+/// * `skills.stamp`, drawn from the sequence `skill_stamps` by a BEFORE trigger on every
+///   insert and update, whatever the statement set (the store's writes, the file-listing
+///   trigger's, SQL beside the store): no two versions of any row share a stamp (a
+///   sequence never hands a value out twice; adding the column stamps the stored rows one
+///   by one). `idx_skills_reach` lets a resolution read which of its skills are enabled and
+///   at which stamp from the index alone (once the pages are all-visible).
+/// * `skill_catalog_versions`: one row per tenant, set to a fresh `skill_stamps` value by
+///   an AFTER trigger on every insert, update and delete of the tenant's skills, in the
+///   writing transaction: while a tenant's version is unchanged, none of its skill rows
+///   changed, so a resolution that finds the version it last saw needs no stamps. The row
+///   is locked until the writer commits, so a tenant's skill writers queue on it (the
+///   store's writers already queue on the tenant's advisory lock; SQL beside the store
+///   that writes skills of two tenants in one transaction can deadlock with another such
+///   writer, and PostgreSQL then aborts one). Under the tenant policy like every table.
+///
+/// The price: every skill write also draws from the sequence and upserts the version row,
+/// and a skill update is never a HOT update (`stamp` is indexed). A role other than the
+/// store's own that writes skills needs `USAGE` on `skill_stamps` and `INSERT`/`UPDATE` on
+/// `skill_catalog_versions`.
+const V4: &str = r#"
+CREATE SEQUENCE skill_stamps AS BIGINT;
+ALTER TABLE skills ADD COLUMN stamp BIGINT NOT NULL DEFAULT nextval('skill_stamps');
+CREATE FUNCTION skills_restamp() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    NEW.stamp := nextval('skill_stamps');
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER skills_restamp BEFORE INSERT OR UPDATE ON skills
+    FOR EACH ROW EXECUTE FUNCTION skills_restamp();
+CREATE UNIQUE INDEX idx_skills_reach ON skills (tenant_id, id) INCLUDE (enabled, stamp);
+
+CREATE TABLE skill_catalog_versions (
+    tenant_id TEXT COLLATE "C" PRIMARY KEY,
+    version BIGINT NOT NULL
+);
+CREATE FUNCTION skill_catalog_bump(t TEXT) RETURNS void LANGUAGE sql
+SET search_path FROM CURRENT AS $$
+    INSERT INTO skill_catalog_versions (tenant_id, version) VALUES (t, nextval('skill_stamps'))
+    ON CONFLICT (tenant_id) DO UPDATE SET version = EXCLUDED.version;
+$$;
+CREATE FUNCTION skills_catalog_changed() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        PERFORM skill_catalog_bump(OLD.tenant_id);
+    ELSE
+        PERFORM skill_catalog_bump(NEW.tenant_id);
+        IF TG_OP = 'UPDATE' AND OLD.tenant_id IS DISTINCT FROM NEW.tenant_id THEN
+            PERFORM skill_catalog_bump(OLD.tenant_id);
+        END IF;
+    END IF;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER skills_catalog_changed AFTER INSERT OR UPDATE OR DELETE ON skills
+    FOR EACH ROW EXECUTE FUNCTION skills_catalog_changed();
+ALTER TABLE skill_catalog_versions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE skill_catalog_versions FORCE ROW LEVEL SECURITY;
+CREATE POLICY skill_catalog_versions_tenant ON skill_catalog_versions
+    USING (tenant_id = current_setting('skills.tenant', true))
+    WITH CHECK (tenant_id = current_setting('skills.tenant', true));
+
+-- Every tenant holding skills gets its first version (the migration sets no tenant, so
+-- the table is exempted for this statement alone, as in version 3, and forced again).
+ALTER TABLE skills NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE skill_catalog_versions NO FORCE ROW LEVEL SECURITY;
+INSERT INTO skill_catalog_versions (tenant_id, version)
+    SELECT tenant_id, nextval('skill_stamps') FROM (SELECT DISTINCT tenant_id FROM skills) t;
+ALTER TABLE skills FORCE ROW LEVEL SECURITY;
+ALTER TABLE skill_catalog_versions FORCE ROW LEVEL SECURITY;
 "#;
 
 /// The row-level security statements for one table.

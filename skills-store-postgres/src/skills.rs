@@ -835,20 +835,71 @@ impl SkillStore for PostgresStore {
         self.call("assignments_for_agent_with_files", task).await
     }
 
-    /// Both queries of the projection in one `REPEATABLE READ` transaction, sent with its
-    /// BEGIN and COMMIT in one round trip.
+    /// When the tenant's catalog version is the one every assigned skill was last seen at:
+    /// the assignments alone, in one round trip (a `REPEATABLE READ` transaction sent with
+    /// its BEGIN and COMMIT). Otherwise the stamps of the skills reaching the agent in one
+    /// round trip, and the columns of the skills not held decoded at their stamps in
+    /// another, by id.
     async fn resolvable_skills(
         &self,
         tenant: &TenantId,
         agent_id: &str,
         team_id: Option<&str>,
     ) -> Result<Vec<ResolvableSkill>> {
-        let task = crate::resolvable::read(
-            self.shared(),
-            tenant.clone(),
-            agent_id.to_owned(),
-            team_id.map(str::to_owned),
-        );
+        let team = team_id.map(str::to_owned);
+        let projections = &self.shared.projections;
+        let key = tenant.as_str();
+        if projections.enabled() {
+            // The catalog version and the assignments: when no skill row of the tenant
+            // changed since every assigned skill was last seen, no skill row is read.
+            if projections.has_versions(key) {
+                let task = crate::resolvable::assignments(
+                    self.shared(),
+                    tenant.clone(),
+                    agent_id.to_owned(),
+                    team.clone(),
+                );
+                let (version, assignments) = self.call("resolvable_skills", task).await?;
+                if let Some(skills) =
+                    version.and_then(|v| projections.at_version(key, v, &assignments))
+                {
+                    return Ok(skills);
+                }
+            }
+            // The stamps: the skills held at theirs are reused, the others read by id.
+            let task = crate::resolvable::reached(
+                self.shared(),
+                tenant.clone(),
+                agent_id.to_owned(),
+                team.clone(),
+            );
+            let reached = self.call("resolvable_skills", task).await?;
+            // Looked up here, not on the store's runtime: the copies are made and later
+            // freed by the caller's thread.
+            let lookup = match reached.version {
+                Some(version) => {
+                    projections.lookup_at_version(key, version, reached.skills, reached.excluded)
+                }
+                None => projections.lookup(key, reached.skills),
+            };
+            let fetched = if lookup.is_complete() {
+                Vec::new()
+            } else {
+                let ids = lookup
+                    .missing_ids()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect();
+                let task = crate::resolvable::by_id(self.shared(), tenant.clone(), ids);
+                self.call("resolvable_skills", task).await?
+            };
+            // `None` when a missing row changed between the two reads: read it all again.
+            if let Some(skills) = projections.complete(lookup, fetched) {
+                return Ok(skills);
+            }
+        }
+        let task =
+            crate::resolvable::read(self.shared(), tenant.clone(), agent_id.to_owned(), team);
         self.call("resolvable_skills", task).await
     }
 

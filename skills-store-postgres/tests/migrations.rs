@@ -116,12 +116,21 @@ async fn upgrading_fills_in_the_listings_of_stored_skills() {
             .await
             .unwrap();
     }
-    // Back to version 2: what version 3 added is dropped (its listing with it) and its row
-    // removed, so reopening runs it again over the stored skills and files.
+    // Back to version 2: what versions 4 and 3 added is dropped (the listing with it) and
+    // their rows removed, so reopening runs them again over the stored skills and files.
     common::raw(&url, &schema)
         .await
         .batch_execute(
-            "DROP TRIGGER skill_files_listing ON skill_files;
+            "DROP TRIGGER skills_catalog_changed ON skills;
+             DROP FUNCTION skills_catalog_changed();
+             DROP FUNCTION skill_catalog_bump(TEXT);
+             DROP TABLE skill_catalog_versions;
+             DROP TRIGGER skills_restamp ON skills;
+             DROP FUNCTION skills_restamp();
+             ALTER TABLE skills DROP COLUMN stamp;
+             DROP SEQUENCE skill_stamps;
+             DELETE FROM schema_migrations WHERE version = 4;
+             DROP TRIGGER skill_files_listing ON skill_files;
              DROP FUNCTION skill_files_listing();
              DROP FUNCTION skill_files_relist(TEXT, TEXT);
              ALTER TABLE skill_assignments
@@ -158,12 +167,34 @@ async fn upgrading_fills_in_the_listings_of_stored_skills() {
         resolvable[0].manifest.as_deref(),
         Some("{\"name\": \"kept\"}")
     );
-    // The policies are forced again: a connection with no tenant sees no skill.
+    // Version 4 gave the stored tenant its catalog version and every skill a stamp (a
+    // second resolution answers from them, the same).
+    assert_eq!(
+        reopened
+            .resolvable_skills(&tenant, "agent-1", None)
+            .await
+            .unwrap(),
+        resolvable
+    );
+    // The policies are forced again: a connection with no tenant sees no skill and no
+    // catalog version; in the tenant, the version is there.
     let raw = common::raw(&url, &schema).await;
-    let seen: i64 = raw
-        .query_one("SELECT count(*) FROM skills", &[])
+    for table in ["skills", "skill_catalog_versions"] {
+        let seen: i64 = raw
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(seen, 0, "{table}");
+    }
+    raw.batch_execute("BEGIN; SELECT set_config('skills.tenant', 't', true)")
+        .await
+        .unwrap();
+    let versions: i64 = raw
+        .query_one("SELECT count(*) FROM skill_catalog_versions", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(seen, 0);
+    raw.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(versions, 1);
 }

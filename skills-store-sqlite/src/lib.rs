@@ -79,7 +79,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use skills_store_traits::{Clock, StoreLimits, SystemClock};
+use skills_store_traits::{
+    Clock, DEFAULT_PROJECTION_BUDGET, StampedProjections, StoreLimits, SystemClock,
+};
 
 pub use error::Error;
 pub use schema::Synchronous;
@@ -104,6 +106,10 @@ pub struct SqliteOptions {
     /// the pages one resolution of a few hundred skills touches in a store of thousands:
     /// every call then read most of them again from the operating system.
     pub cache_kib: u32,
+    /// The most decoded text the store keeps between resolutions, in bytes
+    /// ([`StampedProjections`]: a skill is decoded again only when its row's stamp changed;
+    /// 32 MiB by default, 0 keeps nothing and reads every skill's columns on every call).
+    pub projection_budget: usize,
 }
 
 impl Default for SqliteOptions {
@@ -114,6 +120,7 @@ impl Default for SqliteOptions {
             limits: StoreLimits::default(),
             clock: Arc::new(SystemClock),
             cache_kib: DEFAULT_CACHE_KIB,
+            projection_budget: DEFAULT_PROJECTION_BUDGET,
         }
     }
 }
@@ -131,6 +138,12 @@ impl SqliteOptions {
     /// Sets the most the page cache holds, in KiB (at least 64).
     pub fn cache_kib(mut self, kib: u32) -> Self {
         self.cache_kib = kib.max(64);
+        self
+    }
+
+    /// Sets the most decoded text kept between resolutions, in bytes (0: none).
+    pub fn projection_budget(mut self, bytes: usize) -> Self {
+        self.projection_budget = bytes;
         self
     }
 
@@ -161,6 +174,8 @@ pub struct SqliteStore {
     clock: Arc<dyn Clock>,
     limits: StoreLimits,
     path: Option<Arc<PathBuf>>,
+    /// Skills decoded by earlier resolutions, by stamp (shared by the clones).
+    projections: Arc<StampedProjections>,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -204,6 +219,7 @@ impl SqliteStore {
             limits,
             clock,
             cache_kib,
+            projection_budget,
         } = options;
         let opened = path.clone();
         let worker = Worker::start("skills-sqlite".to_owned(), move || {
@@ -215,6 +231,7 @@ impl SqliteStore {
             clock,
             limits,
             path: path.map(Arc::new),
+            projections: Arc::new(StampedProjections::new(projection_budget)),
         })
     }
 

@@ -71,11 +71,12 @@ pub use permissions::PermissionStore;
 pub use plans::PlanStore;
 pub use read_only::ReadOnly;
 pub use skills::{
-    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate, MANIFEST_PATH,
-    NewAssignment, NewSkill, NewSkillFile, ResolvableFile, ResolvableSkill, SKILL_CATEGORIES,
+    AgentSkills, AssignedSkill, AssignmentFilter, AssignmentScope, AssignmentUpdate,
+    DEFAULT_PROJECTION_BUDGET, Lookup, MANIFEST_PATH, NewAssignment, NewSkill, NewSkillFile,
+    ReachedSkill, ReachingAssignment, ResolvableFile, ResolvableSkill, SKILL_CATEGORIES,
     SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord, SkillSourceKind,
-    SkillStore, SkillUpdate, TRUST_LEVELS, agent_skills_in_two_calls, assigned_skill_ids,
-    assignment_order, resolvable_from, sort_by_slug,
+    SkillStore, SkillUpdate, StampedProjections, TRUST_LEVELS, agent_skills_in_two_calls,
+    assigned_skill_ids, assignment_order, group_reached, resolvable_from, sort_by_slug,
 };
 pub use tenancy::{TenantId, UserId, UserScope};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp, new_id};

@@ -17,10 +17,15 @@ use crate::time::Timestamp;
 
 mod batch;
 mod resolvable;
+mod stamped;
 
 pub use batch::{AgentSkills, agent_skills_in_two_calls, assigned_skill_ids, files_one_by_one};
 pub use resolvable::{
     MANIFEST_PATH, ResolvableFile, ResolvableSkill, resolvable_from, sort_by_slug,
+};
+pub use stamped::{
+    DEFAULT_PROJECTION_BUDGET, Lookup, ReachedSkill, ReachingAssignment, StampedProjections,
+    group_reached,
 };
 
 /// The trust levels a stored skill may carry (seed 000 section 1.3).

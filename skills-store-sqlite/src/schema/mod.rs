@@ -14,6 +14,9 @@
 //! Version 9 adds `approvals` (approval requests and their decisions).
 //! Version 10 adds what resolving reads in one row per skill: each skill's file listing and
 //! `skill.json` text, kept by triggers on `skill_files`, and a covering assignment index.
+//! Version 11 stamps every skill row with a number from a counter that never repeats,
+//! restamped by triggers on every insert and update, under a covering `(tenant_id, id,
+//! enabled, stamp)` index: what a resolution reads to reuse the skills it decoded before.
 //!
 //! Version 7 rebuilds `skill_working_memory` so a step's status may also be `denied`,
 //! `skipped` or `cancelled` (every step of a run leaves an entry saying what became of it).
@@ -46,6 +49,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     PERMISSION_RULES,
     APPROVALS,
     RESOLVE_LISTINGS,
+    RESOLVE_STAMPS,
 ];
 
 /// The schema version this crate writes.
@@ -119,6 +123,38 @@ const RESOLVE_LISTINGS: &str = concat!(
     // nothing fires the update trigger for every file (skills without files keep `[]`).
     "UPDATE skill_files SET relative_path = relative_path;\n",
 );
+
+/// Version 11: a stamp per skill row, for reusing decoded skills between resolutions
+/// (`skills_store_traits::StampedProjections`).
+///
+/// * `skills.stamp`: the last value of `skill_stamps`' one counter when the row was
+///   inserted or last updated. The triggers restamp every insert and every update that
+///   does not set a new stamp itself (the store's own writes, the file-listing triggers,
+///   SQL beside the store), so two versions of a row, or a deleted row and one recreated
+///   with its id, never share a stamp. The `WHEN` lets through only the restamping
+///   update itself (which writes the counter's latest value into a row whose stamp it
+///   changes), so it does not restamp itself under `PRAGMA recursive_triggers = ON`, and an
+///   update that writes some other stamp of its own is restamped. The last statement stamps
+///   the rows stored
+///   before this version (an update that changes no stamp fires the update trigger).
+/// * `idx_skills_reach (tenant_id, id, enabled, stamp)`: a resolution reads which of its
+///   skills are enabled and at which stamp from this index alone.
+const RESOLVE_STAMPS: &str = "\
+CREATE TABLE skill_stamps (one INTEGER PRIMARY KEY CHECK (one = 1), last INTEGER NOT NULL) STRICT;
+INSERT INTO skill_stamps (one, last) VALUES (1, 0);
+ALTER TABLE skills ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX idx_skills_reach ON skills (tenant_id, id, enabled, stamp);
+CREATE TRIGGER skills_stamp_insert AFTER INSERT ON skills BEGIN
+    UPDATE skill_stamps SET last = last + 1 WHERE one = 1;
+    UPDATE skills SET stamp = (SELECT last FROM skill_stamps WHERE one = 1) WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER skills_stamp_update AFTER UPDATE ON skills
+WHEN NEW.stamp IS OLD.stamp OR NEW.stamp IS NOT (SELECT last FROM skill_stamps WHERE one = 1) BEGIN
+    UPDATE skill_stamps SET last = last + 1 WHERE one = 1;
+    UPDATE skills SET stamp = (SELECT last FROM skill_stamps WHERE one = 1) WHERE rowid = NEW.rowid;
+END;
+UPDATE skills SET stamp = 0;
+";
 
 /// Version 9: approval requests and their decisions, one per (tenant, execution).
 const APPROVALS: &str = r#"

@@ -290,24 +290,126 @@ fn version_10_listings_are_backfilled_and_kept_by_triggers() {
 }
 
 /// Resolve's assignment lookup reads the covering index alone (no table visit per
-/// assignment): the plan names `idx_skill_assignments_reach` as a covering index.
+/// assignment), in both statements, and the stamp query reads the skills from their
+/// covering index too: the plans name the covering indexes.
 #[test]
-fn resolve_reads_assignments_from_the_covering_index() {
+fn resolve_reads_assignments_and_stamps_from_covering_indexes() {
     let mut conn = Connection::open_in_memory().unwrap();
     migrate_to(&mut conn, LATEST).unwrap();
-    let plan: Vec<String> = conn
-        .prepare(&format!(
-            "EXPLAIN QUERY PLAN {}",
-            crate::skills::resolvable::SKILLS
-        ))
-        .unwrap()
-        .query_map(["t", "a", "team"], |row| row.get::<_, String>(3))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let covering = plan
-        .iter()
-        .filter(|step| step.contains("COVERING INDEX idx_skill_assignments_reach"))
-        .count();
-    assert_eq!(covering, 3, "{plan:#?}");
+    let plan = |sql: &str| -> Vec<String> {
+        conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(["t", "a", "team"], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    for sql in [
+        crate::skills::resolvable::SKILLS,
+        crate::skills::resolvable::REACHED,
+    ] {
+        let plan = plan(sql);
+        let covering = plan
+            .iter()
+            .filter(|step| step.contains("COVERING INDEX idx_skill_assignments_reach"))
+            .count();
+        assert_eq!(covering, 3, "{plan:#?}");
+    }
+    let plan = plan(crate::skills::resolvable::REACHED);
+    assert!(
+        plan.iter()
+            .any(|step| step.contains("COVERING INDEX idx_skills_reach")),
+        "{plan:#?}"
+    );
+}
+
+/// Version 11's stamps: the rows a version-10 file holds get distinct stamps, and every
+/// later write restamps its row with a value no version of any row had before, whoever
+/// writes (raw SQL, a file-listing trigger, a delete and an insert of the same id), with
+/// recursive triggers on or off. A stale decoded skill could be served if a write kept a
+/// stamp.
+#[test]
+fn version_11_stamps_every_version_of_a_skill_row_once() {
+    for recursive in [false, true] {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        conn.pragma_update(None, "recursive_triggers", recursive)
+            .unwrap();
+        migrate_to(&mut conn, 10).unwrap();
+        let insert = |id: &str| {
+            format!(
+                "INSERT INTO skills (id, tenant_id, name, slug, source_kind, content, checksum, \
+                 created_at, updated_at) VALUES ('{id}', 't', 'n', '{id}', 'admin', 'c', 'x', \
+                 0, 0);"
+            )
+        };
+        conn.execute_batch(&(insert("s1") + &insert("s2"))).unwrap();
+        migrate_to(&mut conn, 11).unwrap();
+        let stamp = |conn: &Connection, id: &str| -> i64 {
+            conn.query_row("SELECT stamp FROM skills WHERE id = ?1", [id], |row| {
+                row.get(0)
+            })
+            .unwrap()
+        };
+        let mut seen = vec![stamp(&conn, "s1"), stamp(&conn, "s2")];
+        assert!(seen.iter().all(|s| *s > 0), "{seen:?}");
+        assert_ne!(seen[0], seen[1]);
+        let mut expect_new = |conn: &Connection, id: &str, sql: &str| {
+            conn.execute_batch(sql).unwrap();
+            let now = stamp(conn, id);
+            assert!(!seen.contains(&now), "{sql}: stamp {now} reused ({seen:?})");
+            seen.push(now);
+        };
+        expect_new(
+            &conn,
+            "s1",
+            "UPDATE skills SET trust_level = 'core' WHERE id = 's1'",
+        );
+        expect_new(
+            &conn,
+            "s1",
+            "UPDATE skills SET enabled = enabled WHERE id = 's1'",
+        );
+        // Updates that write a stamp of their own (the next one, one ahead, an old one,
+        // zero as an upsert's `excluded.stamp` would) are restamped from the counter, and
+        // the counter's next stamp is still new.
+        for own in ["stamp + 1", "stamp + 2", "1", "0"] {
+            expect_new(
+                &conn,
+                "s1",
+                &format!("UPDATE skills SET content = 'c{own}', stamp = {own} WHERE id = 's1'"),
+            );
+            expect_new(
+                &conn,
+                "s1",
+                "UPDATE skills SET content = 'again' WHERE id = 's1'",
+            );
+        }
+        expect_new(
+            &conn,
+            "s1",
+            "INSERT INTO skill_files VALUES ('f1', 't', 's1', 'a.md', 'a', 'text/plain', 1, \
+             'x', 0, 0);",
+        );
+        expect_new(
+            &conn,
+            "s1",
+            "UPDATE skill_files SET content_type = 'text/x' WHERE id = 'f1'",
+        );
+        expect_new(&conn, "s1", "DELETE FROM skill_files WHERE id = 'f1'");
+        // Deleted and recreated with the same id: still a new stamp.
+        expect_new(
+            &conn,
+            "s2",
+            &format!("DELETE FROM skills WHERE id = 's2'; {}", insert("s2")),
+        );
+        // An insert that names a stamp is restamped.
+        expect_new(
+            &conn,
+            "s3",
+            "INSERT INTO skills (id, tenant_id, name, slug, source_kind, content, checksum, \
+             created_at, updated_at, stamp) VALUES ('s3', 't', 'n', 's3', 'admin', 'c', 'x', \
+             0, 0, 1);",
+        );
+    }
 }

@@ -253,10 +253,36 @@ impl SkillStore for SqliteStore {
     ) -> Result<Vec<ResolvableSkill>> {
         let (tenant, agent) = (tenant.to_string(), agent_id.to_owned());
         let team = team_id.map(str::to_owned);
-        // One job, one read transaction: both statements see one snapshot.
-        self.worker
+        // Which skills reach the agent at which stamp, from two covering indexes; the
+        // skills decoded before are reused, and only the others are read, by id.
+        if self.projections.enabled() {
+            let (t, a, m) = (tenant.clone(), agent.clone(), team.clone());
+            let reached = self
+                .worker
+                .read(move |conn| resolvable::reached(conn, &t, &a, m.as_deref()))
+                .await?;
+            let lookup = self.projections.lookup(&tenant, reached);
+            let fetched = if lookup.is_complete() {
+                Vec::new()
+            } else {
+                let (t, ids) = (tenant.clone(), owned(lookup.missing_ids()));
+                self.worker
+                    .read(move |conn| resolvable::by_id(conn, &t, &ids))
+                    .await?
+            };
+            // `None` when a missing row changed between the two reads: read it all again.
+            if let Some(skills) = self.projections.complete(lookup, fetched) {
+                return Ok(skills);
+            }
+        }
+        // One job, one read transaction: one snapshot, whatever the first answer saw.
+        let key = tenant.clone();
+        let stamped = self
+            .worker
             .read(move |conn| resolvable::read(conn, &tenant, &agent, team.as_deref()))
-            .await
+            .await?;
+        self.projections.remember(&key, &stamped);
+        Ok(stamped.into_iter().map(|(_, skill)| skill).collect())
     }
 
     async fn update_assignment(
@@ -302,4 +328,9 @@ impl SkillStore for SqliteStore {
             .read(move |conn| assignments::agent_ids(conn, &tenant, &skill_id))
             .await
     }
+}
+
+/// Owned copies of borrowed ids (to move into a connection job).
+fn owned(ids: Vec<&str>) -> Vec<String> {
+    ids.into_iter().map(str::to_owned).collect()
 }

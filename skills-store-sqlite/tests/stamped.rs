@@ -1,0 +1,179 @@
+//! The decoded skills a store keeps between resolutions (`StampedProjections`) are served
+//! only while their rows are unchanged, whoever changes them: another store on the same
+//! file (another process, in a deployment), or SQL beside the store. Each write below would
+//! be missed by a cache that trusted itself instead of the rows' stamps.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rusqlite::Connection;
+use skills_store_sqlite::{SqliteOptions, SqliteStore};
+use skills_store_traits::{
+    AgentSkills, NewAssignment, NewSkill, NewSkillFile, ResolvableSkill, SkillStore, SkillUpdate,
+    TenantId, resolvable_from,
+};
+
+async fn resolve(store: &SqliteStore, t: &TenantId) -> Vec<ResolvableSkill> {
+    store.resolvable_skills(t, "agent-1", None).await.unwrap()
+}
+
+/// What the full read gives (the reference every backend's projection must equal).
+async fn reference(store: &SqliteStore, t: &TenantId) -> Vec<ResolvableSkill> {
+    let full: AgentSkills = store
+        .assignments_for_agent_with_files(t, "agent-1", None)
+        .await
+        .unwrap();
+    resolvable_from(&full)
+}
+
+#[tokio::test]
+async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let reader = SqliteStore::open(&path).await.unwrap();
+    let writer = SqliteStore::open(&path).await.unwrap();
+    let t = TenantId::new("acme");
+    let skill = writer
+        .create_skill(
+            &t,
+            NewSkill::new("One", "one", "# One\n").with_file("a.md", "a"),
+        )
+        .await
+        .unwrap();
+    writer
+        .create_assignment(&t, NewAssignment::global(&skill.id))
+        .await
+        .unwrap();
+    let quiet = writer
+        .create_skill(&t, NewSkill::new("Quiet", "quiet", "# Quiet\n"))
+        .await
+        .unwrap();
+    writer
+        .create_assignment(&t, NewAssignment::agent(&quiet.id, "agent-1").priority(4))
+        .await
+        .unwrap();
+
+    // Warm: the second answer comes from the decoded skills.
+    let first = resolve(&reader, &t).await;
+    assert_eq!(first, reference(&reader, &t).await);
+    assert_eq!(resolve(&reader, &t).await, first);
+
+    // Another store changes the content and trust level and adds a file.
+    let update = SkillUpdate {
+        content: Some("# One, changed\n".to_owned()),
+        trust_level: Some(Some("core".to_owned())),
+        ..SkillUpdate::default()
+    };
+    writer.update_skill(&t, &skill.id, update).await.unwrap();
+    writer
+        .create_skill_file(&t, &skill.id, NewSkillFile::new("b.md", "b"))
+        .await
+        .unwrap();
+    let seen = resolve(&reader, &t).await;
+    assert_eq!(seen, reference(&reader, &t).await);
+    let one = seen.iter().find(|s| s.slug == "one").unwrap();
+    assert_eq!(one.content, "# One, changed\n");
+    assert_eq!(one.trust_level.as_deref(), Some("core"));
+    assert_eq!(one.files.len(), 2);
+    // The unchanged skill is served again, with this answer's assignment fields.
+    assert_eq!(resolve(&reader, &t).await, seen);
+
+    // SQL beside the store: a raw update of the content, then of the trust level alone.
+    let raw = Connection::open(&path).unwrap();
+    raw.execute(
+        "UPDATE skills SET content = 'raw', trust_level = 'user' WHERE id = ?1",
+        [&skill.id],
+    )
+    .unwrap();
+    let seen = resolve(&reader, &t).await;
+    let one = seen.iter().find(|s| s.slug == "one").unwrap();
+    assert_eq!(
+        (one.content.as_str(), one.trust_level.as_deref()),
+        ("raw", Some("user"))
+    );
+    raw.execute(
+        "UPDATE skills SET trust_level = 'verified' WHERE id = ?1",
+        [&skill.id],
+    )
+    .unwrap();
+    let seen = resolve(&reader, &t).await;
+    let one = seen.iter().find(|s| s.slug == "one").unwrap();
+    assert_eq!(one.trust_level.as_deref(), Some("verified"));
+    // A raw change of a file's type reaches the listing (a trigger) and so the stamp.
+    raw.execute(
+        "UPDATE skill_files SET content_type = 'text/x-raw' WHERE skill_id = ?1 AND relative_path = 'b.md'",
+        [&skill.id],
+    )
+    .unwrap();
+    let seen = resolve(&reader, &t).await;
+    assert_eq!(seen, reference(&reader, &t).await);
+    let one = seen.iter().find(|s| s.slug == "one").unwrap();
+    assert_eq!(one.files[1].content_type, "text/x-raw");
+    // A raw assignment change needs no stamp: the assignment fields come from the query.
+    raw.execute(
+        "UPDATE skill_assignments SET priority = 9 WHERE skill_id = ?1",
+        [&quiet.id],
+    )
+    .unwrap();
+    let seen = resolve(&reader, &t).await;
+    assert_eq!(seen.iter().find(|s| s.slug == "quiet").unwrap().priority, 9);
+    // Disabled beside the store: gone at once.
+    raw.execute("UPDATE skills SET enabled = 0 WHERE id = ?1", [&skill.id])
+        .unwrap();
+    let seen = resolve(&reader, &t).await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen, reference(&reader, &t).await);
+}
+
+/// With no budget nothing is kept, and the answers are the same.
+#[tokio::test]
+async fn no_budget_reads_every_row_and_answers_the_same() {
+    let off = SqliteStore::open_in_memory_with(SqliteOptions::default().projection_budget(0))
+        .await
+        .unwrap();
+    let t = TenantId::new("acme");
+    for i in 0..5 {
+        let skill = off
+            .create_skill(
+                &t,
+                NewSkill::new(format!("S{i}"), format!("s-{i}"), "# S\n"),
+            )
+            .await
+            .unwrap();
+        off.create_assignment(&t, NewAssignment::global(&skill.id).priority(i))
+            .await
+            .unwrap();
+    }
+    let first = resolve(&off, &t).await;
+    assert_eq!(first.len(), 5);
+    assert_eq!(first, reference(&off, &t).await);
+    assert_eq!(resolve(&off, &t).await, first);
+}
+
+/// The control: with the restamping trigger dropped, a raw write is *not* seen by a warm
+/// reader, so the answers above did come from the decoded skills (and the stamps are what
+/// keeps them current), not from reading every row again.
+#[tokio::test]
+async fn without_restamping_a_warm_reader_answers_from_what_it_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let reader = SqliteStore::open(&path).await.unwrap();
+    let t = TenantId::new("acme");
+    let skill = reader
+        .create_skill(&t, NewSkill::new("One", "one", "# One\n"))
+        .await
+        .unwrap();
+    reader
+        .create_assignment(&t, NewAssignment::global(&skill.id))
+        .await
+        .unwrap();
+    assert_eq!(resolve(&reader, &t).await[0].content, "# One\n");
+    let raw = Connection::open(&path).unwrap();
+    raw.execute_batch("DROP TRIGGER skills_stamp_update")
+        .unwrap();
+    raw.execute(
+        "UPDATE skills SET content = 'raw' WHERE id = ?1",
+        [&skill.id],
+    )
+    .unwrap();
+    assert_eq!(resolve(&reader, &t).await[0].content, "# One\n");
+    assert_eq!(reference(&reader, &t).await[0].content, "raw");
+}
