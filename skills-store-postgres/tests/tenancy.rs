@@ -58,7 +58,12 @@ async fn tenant_a_cannot_read_tenant_b_rows() {
     tx.execute("SELECT set_config('skills.tenant', 'tenant-a', true)", &[])
         .await
         .unwrap();
-    for table in ["skills", "skill_files", "skill_audit_log"] {
+    for table in [
+        "skills",
+        "skill_files",
+        "skill_audit_log",
+        "skill_catalog_versions",
+    ] {
         let n: i64 = tx
             .query_one(&format!("SELECT COUNT(*) FROM {table}"), &[])
             .await
@@ -121,6 +126,26 @@ async fn tenant_a_cannot_write_tenant_b_rows() {
         .await
         .unwrap_err();
     assert_eq!(forged.code().map(|c| c.code()), Some("42501"), "{forged}");
+    drop(tx);
+    // B's catalog version can be neither rewound (which could let B's readers serve skills
+    // they decoded at an older version) nor planted.
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT set_config('skills.tenant', 'tenant-a', true)", &[])
+        .await
+        .unwrap();
+    let rewound = tx
+        .execute("UPDATE skill_catalog_versions SET version = 1", &[])
+        .await
+        .unwrap();
+    assert_eq!(rewound, 0, "tenant A rewrote B's catalog version");
+    let planted = tx
+        .execute(
+            "INSERT INTO skill_catalog_versions (tenant_id, version) VALUES ('tenant-b', 1)",
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(planted.code().map(|c| c.code()), Some("42501"), "{planted}");
     drop(tx);
     // Moving a row of A's into B is refused as well.
     let tx = client.transaction().await.unwrap();
