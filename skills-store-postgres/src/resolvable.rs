@@ -18,12 +18,10 @@
 //! from a row per file. Schema version 4's stamps let the store skip even those columns
 //! for skills whose rows did not change.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 use skills_store_traits::{
-    ReachedSkill, ReachingAssignment, ResolvableFile, ResolvableSkill, SkillSourceKind, TenantId,
-    group_reached,
+    ReachedSkill, ReachingAssignment, ResolvableFile, ResolvableSkill, SkillSourceKind,
+    StampedRows, TenantId, group_reached,
 };
 use tokio_postgres::Row;
 use tokio_postgres::types::{Json, ToSql};
@@ -212,24 +210,15 @@ pub(crate) async fn read(
     let tenant_id = tenant.as_str();
     let params: &[&(dyn ToSql + Sync)] = &[&tenant_id, &agent_id, &team_id];
     let answers = s.read_snapshot(tenant_id, &[(SKILLS, params)]).await?;
-    let mut skills: Vec<(i64, ResolvableSkill)> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut skills = StampedRows::default();
     for row in answers.iter().flatten() {
         let id: &str = row.try_get(0)?;
         let (priority, auto_inject): (i64, bool) = (row.try_get(2)?, row.try_get(3)?);
-        if let Some(&index) = at.get(id) {
-            let (_, skill) = &mut skills[index];
-            skill.priority = skill.priority.max(priority);
-            skill.auto_inject |= auto_inject;
-            continue;
+        if !skills.merge(id, priority, auto_inject) {
+            skills.push(row.try_get(1)?, skill(row, id)?, priority, auto_inject);
         }
-        let mut skill = skill(row, id)?;
-        skill.priority = priority;
-        skill.auto_inject = auto_inject;
-        at.insert(skill.id.clone(), skills.len());
-        skills.push((row.try_get(1)?, skill));
     }
-    skills.sort_unstable_by(|(_, a), (_, b)| a.slug.cmp(&b.slug));
+    let skills = skills.into_sorted();
     s.projections.remember(tenant_id, &skills);
     Ok(skills.into_iter().map(|(_, skill)| skill).collect())
 }

@@ -885,11 +885,7 @@ impl SkillStore for PostgresStore {
             let fetched = if lookup.is_complete() {
                 Vec::new()
             } else {
-                let ids = lookup
-                    .missing_ids()
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect();
+                let ids = lookup.missing_ids();
                 let task = crate::resolvable::by_id(self.shared(), tenant.clone(), ids);
                 self.call("resolvable_skills", task).await?
             };

@@ -75,8 +75,9 @@ pub use skills::{
     DEFAULT_PROJECTION_BUDGET, Lookup, MANIFEST_PATH, NewAssignment, NewSkill, NewSkillFile,
     ReachedSkill, ReachingAssignment, ResolvableFile, ResolvableSkill, SKILL_CATEGORIES,
     SkillAssignment, SkillFileRecord, SkillFileUpdate, SkillFilter, SkillRecord, SkillSourceKind,
-    SkillStore, SkillUpdate, StampedProjections, TRUST_LEVELS, agent_skills_in_two_calls,
-    assigned_skill_ids, assignment_order, group_reached, resolvable_from, sort_by_slug,
+    SkillStore, SkillUpdate, StampedProjections, StampedRows, TRUST_LEVELS,
+    agent_skills_in_two_calls, assigned_skill_ids, assignment_order, group_reached,
+    resolvable_from, sort_by_slug,
 };
 pub use tenancy::{TenantId, UserId, UserScope};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp, new_id};

@@ -25,7 +25,7 @@ pub use resolvable::{
 };
 pub use stamped::{
     DEFAULT_PROJECTION_BUDGET, Lookup, ReachedSkill, ReachingAssignment, StampedProjections,
-    group_reached,
+    StampedRows, group_reached,
 };
 
 /// The trust levels a stored skill may carry (seed 000 section 1.3).

@@ -265,7 +265,7 @@ impl SkillStore for SqliteStore {
             let fetched = if lookup.is_complete() {
                 Vec::new()
             } else {
-                let (t, ids) = (tenant.clone(), owned(lookup.missing_ids()));
+                let (t, ids) = (tenant.clone(), lookup.missing_ids());
                 self.worker
                     .read(move |conn| resolvable::by_id(conn, &t, &ids))
                     .await?
@@ -328,9 +328,4 @@ impl SkillStore for SqliteStore {
             .read(move |conn| assignments::agent_ids(conn, &tenant, &skill_id))
             .await
     }
-}
-
-/// Owned copies of borrowed ids (to move into a connection job).
-fn owned(ids: Vec<&str>) -> Vec<String> {
-    ids.into_iter().map(str::to_owned).collect()
 }

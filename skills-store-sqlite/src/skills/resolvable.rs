@@ -14,14 +14,13 @@
 //! triggers on `skill_files`, schema version 10), not from a row per file. Schema version
 //! 11's stamps let the store skip even that decoding for skills whose rows did not change.
 
-use std::collections::HashMap;
-
 use rusqlite::{Connection, Row, params};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use skills_store_traits::{
-    Error, ReachedSkill, ResolvableFile, ResolvableSkill, SkillSourceKind, group_reached,
+    Error, ReachedSkill, ResolvableFile, ResolvableSkill, SkillSourceKind, StampedRows,
+    group_reached,
 };
 
 use crate::error::{Outcome, corrupt};
@@ -128,25 +127,15 @@ pub(crate) fn read(
 ) -> Outcome<Vec<(i64, ResolvableSkill)>> {
     let mut statement = conn.prepare_cached(SKILLS)?;
     let mut rows = statement.query(params![tenant, agent, team])?;
-    let mut skills: Vec<(i64, ResolvableSkill)> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut skills = StampedRows::default();
     while let Some(row) = rows.next()? {
         let id = text(row, 0)?;
         let (priority, auto_inject): (i64, bool) = (row.get(2)?, row.get(3)?);
-        if let Some(&index) = at.get(id) {
-            let (_, skill) = &mut skills[index];
-            skill.priority = skill.priority.max(priority);
-            skill.auto_inject |= auto_inject;
-            continue;
+        if !skills.merge(id, priority, auto_inject) {
+            skills.push(row.get(1)?, skill(row, id)?, priority, auto_inject);
         }
-        let mut skill = skill(row, id)?;
-        skill.priority = priority;
-        skill.auto_inject = auto_inject;
-        at.insert(skill.id.clone(), skills.len());
-        skills.push((row.get(1)?, skill));
     }
-    skills.sort_unstable_by(|(_, a), (_, b)| a.slug.cmp(&b.slug));
-    Ok(skills)
+    Ok(skills.into_sorted())
 }
 
 /// The skill columns of a row of [`SKILLS`] (not its assignment fields).

@@ -88,6 +88,51 @@ pub fn group_reached(rows: impl IntoIterator<Item = ReachedSkill>) -> Vec<Reache
     grouped
 }
 
+/// The whole projection as a SQL backend reads it, one row per assignment: a skill's
+/// columns are decoded on its first row only ([`StampedRows::merge`] says whether the
+/// skill was seen), the later rows only raise its priority and auto-inject.
+#[derive(Debug, Default)]
+pub struct StampedRows {
+    skills: Vec<(i64, ResolvableSkill)>,
+    at: HashMap<String, usize>,
+}
+
+impl StampedRows {
+    /// Merges one more assignment of skill `id` into it if the skill was seen (`true`);
+    /// `false` when it was not, and the caller decodes the row and [`push`](Self::push)es it.
+    pub fn merge(&mut self, id: &str, priority: i64, auto_inject: bool) -> bool {
+        let Some(&index) = self.at.get(id) else {
+            return false;
+        };
+        let (_, skill) = &mut self.skills[index];
+        skill.priority = skill.priority.max(priority);
+        skill.auto_inject |= auto_inject;
+        true
+    }
+
+    /// Adds a skill seen for the first time, at `stamp`, with its first row's assignment
+    /// fields.
+    pub fn push(
+        &mut self,
+        stamp: i64,
+        mut skill: ResolvableSkill,
+        priority: i64,
+        auto_inject: bool,
+    ) {
+        skill.priority = priority;
+        skill.auto_inject = auto_inject;
+        self.at.insert(skill.id.clone(), self.skills.len());
+        self.skills.push((stamp, skill));
+    }
+
+    /// The skills with their stamps, ordered by slug.
+    pub fn into_sorted(mut self) -> Vec<(i64, ResolvableSkill)> {
+        self.skills
+            .sort_unstable_by(|(_, a), (_, b)| a.slug.cmp(&b.slug));
+        self.skills
+    }
+}
+
 /// One enabled assignment reaching an agent, as a catalog-version answer reads it (no
 /// stamp: see [`StampedProjections::at_version`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,8 +189,8 @@ impl Lookup {
 
     /// The ids of the reached skills that were not held at their stamps, for the backend
     /// to read.
-    pub fn missing_ids(&self) -> Vec<&str> {
-        self.misses.iter().map(|m| m.id.as_str()).collect()
+    pub fn missing_ids(&self) -> Vec<String> {
+        self.misses.iter().map(|m| m.id.clone()).collect()
     }
 }
 
