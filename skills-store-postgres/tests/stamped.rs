@@ -8,8 +8,7 @@ mod common;
 
 use skills_store_postgres::PostgresStore;
 use skills_store_traits::{
-    NewAssignment, NewSkill, NewSkillFile, ResolvableSkill, SkillStore, SkillUpdate, TenantId,
-    resolvable_from,
+    NewAssignment, NewSkill, ResolvableSkill, SkillStore, TenantId, conformance, resolvable_from,
 };
 
 async fn resolve(store: &PostgresStore, t: &TenantId) -> Vec<ResolvableSkill> {
@@ -36,54 +35,15 @@ async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
     let reader = common::open(&url, &schema, 2).await;
     let writer = common::open(&url, &schema, 2).await;
     let t = TenantId::new("acme");
-    let skill = writer
-        .create_skill(
-            &t,
-            NewSkill::new("One", "one", "# One\n").with_file("a.md", "a"),
-        )
-        .await
-        .unwrap();
-    writer
-        .create_assignment(&t, NewAssignment::global(&skill.id))
-        .await
-        .unwrap();
-    let quiet = writer
-        .create_skill(&t, NewSkill::new("Quiet", "quiet", "# Quiet\n"))
-        .await
-        .unwrap();
-    writer
-        .create_assignment(&t, NewAssignment::agent(&quiet.id, "agent-1").priority(4))
-        .await
-        .unwrap();
-
-    let first = resolve(&reader, &t).await;
-    assert_eq!(first, reference(&reader, &t).await);
-    assert_eq!(resolve(&reader, &t).await, first);
-
-    // Another store changes the content and trust level and adds a file.
-    let update = SkillUpdate {
-        content: Some("# One, changed\n".to_owned()),
-        trust_level: Some(Some("core".to_owned())),
-        ..SkillUpdate::default()
-    };
-    writer.update_skill(&t, &skill.id, update).await.unwrap();
-    writer
-        .create_skill_file(&t, &skill.id, NewSkillFile::new("b.md", "b"))
-        .await
-        .unwrap();
-    let seen = resolve(&reader, &t).await;
-    assert_eq!(seen, reference(&reader, &t).await);
-    let one = find(&seen, "one");
-    assert_eq!(one.content, "# One, changed\n");
-    assert_eq!(one.trust_level.as_deref(), Some("core"));
-    assert_eq!(one.files.len(), 2);
-    assert_eq!(resolve(&reader, &t).await, seen);
+    // Another store's writes (the shared contract), then SQL beside the store.
+    let (one_id, _) =
+        conformance::skill_batches::resolvable_follows_another_store(&reader, &writer, &t).await;
 
     // SQL beside the store, in the tenant (the policies are forced).
     let raw = common::raw(&url, &schema).await;
     let beside = |sql: &'static str| {
         let raw = &raw;
-        let id = skill.id.clone();
+        let id = one_id.clone();
         async move {
             raw.batch_execute("BEGIN; SELECT set_config('skills.tenant', 'acme', true)")
                 .await

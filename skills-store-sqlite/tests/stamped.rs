@@ -7,8 +7,8 @@
 use rusqlite::Connection;
 use skills_store_sqlite::{SqliteOptions, SqliteStore};
 use skills_store_traits::{
-    AgentSkills, NewAssignment, NewSkill, NewSkillFile, ResolvableSkill, SkillStore, SkillUpdate,
-    TenantId, resolvable_from,
+    AgentSkills, NewAssignment, NewSkill, ResolvableSkill, SkillStore, TenantId, conformance,
+    resolvable_from,
 };
 
 async fn resolve(store: &SqliteStore, t: &TenantId) -> Vec<ResolvableSkill> {
@@ -31,56 +31,15 @@ async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
     let reader = SqliteStore::open(&path).await.unwrap();
     let writer = SqliteStore::open(&path).await.unwrap();
     let t = TenantId::new("acme");
-    let skill = writer
-        .create_skill(
-            &t,
-            NewSkill::new("One", "one", "# One\n").with_file("a.md", "a"),
-        )
-        .await
-        .unwrap();
-    writer
-        .create_assignment(&t, NewAssignment::global(&skill.id))
-        .await
-        .unwrap();
-    let quiet = writer
-        .create_skill(&t, NewSkill::new("Quiet", "quiet", "# Quiet\n"))
-        .await
-        .unwrap();
-    writer
-        .create_assignment(&t, NewAssignment::agent(&quiet.id, "agent-1").priority(4))
-        .await
-        .unwrap();
-
-    // Warm: the second answer comes from the decoded skills.
-    let first = resolve(&reader, &t).await;
-    assert_eq!(first, reference(&reader, &t).await);
-    assert_eq!(resolve(&reader, &t).await, first);
-
-    // Another store changes the content and trust level and adds a file.
-    let update = SkillUpdate {
-        content: Some("# One, changed\n".to_owned()),
-        trust_level: Some(Some("core".to_owned())),
-        ..SkillUpdate::default()
-    };
-    writer.update_skill(&t, &skill.id, update).await.unwrap();
-    writer
-        .create_skill_file(&t, &skill.id, NewSkillFile::new("b.md", "b"))
-        .await
-        .unwrap();
-    let seen = resolve(&reader, &t).await;
-    assert_eq!(seen, reference(&reader, &t).await);
-    let one = seen.iter().find(|s| s.slug == "one").unwrap();
-    assert_eq!(one.content, "# One, changed\n");
-    assert_eq!(one.trust_level.as_deref(), Some("core"));
-    assert_eq!(one.files.len(), 2);
-    // The unchanged skill is served again, with this answer's assignment fields.
-    assert_eq!(resolve(&reader, &t).await, seen);
+    // Another store's writes (the shared contract), then SQL beside the store.
+    let (one_id, quiet_id) =
+        conformance::skill_batches::resolvable_follows_another_store(&reader, &writer, &t).await;
 
     // SQL beside the store: a raw update of the content, then of the trust level alone.
     let raw = Connection::open(&path).unwrap();
     raw.execute(
         "UPDATE skills SET content = 'raw', trust_level = 'user' WHERE id = ?1",
-        [&skill.id],
+        [&one_id],
     )
     .unwrap();
     let seen = resolve(&reader, &t).await;
@@ -91,7 +50,7 @@ async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
     );
     raw.execute(
         "UPDATE skills SET trust_level = 'verified' WHERE id = ?1",
-        [&skill.id],
+        [&one_id],
     )
     .unwrap();
     let seen = resolve(&reader, &t).await;
@@ -100,7 +59,7 @@ async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
     // A raw change of a file's type reaches the listing (a trigger) and so the stamp.
     raw.execute(
         "UPDATE skill_files SET content_type = 'text/x-raw' WHERE skill_id = ?1 AND relative_path = 'b.md'",
-        [&skill.id],
+        [&one_id],
     )
     .unwrap();
     let seen = resolve(&reader, &t).await;
@@ -110,13 +69,13 @@ async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
     // A raw assignment change needs no stamp: the assignment fields come from the query.
     raw.execute(
         "UPDATE skill_assignments SET priority = 9 WHERE skill_id = ?1",
-        [&quiet.id],
+        [&quiet_id],
     )
     .unwrap();
     let seen = resolve(&reader, &t).await;
     assert_eq!(seen.iter().find(|s| s.slug == "quiet").unwrap().priority, 9);
     // Disabled beside the store: gone at once.
-    raw.execute("UPDATE skills SET enabled = 0 WHERE id = ?1", [&skill.id])
+    raw.execute("UPDATE skills SET enabled = 0 WHERE id = ?1", [&one_id])
         .unwrap();
     let seen = resolve(&reader, &t).await;
     assert_eq!(seen.len(), 1, "{seen:?}");

@@ -14,7 +14,7 @@ mod resolvable;
 mod resolvable_writes;
 
 pub use resolvable::{resolvable_equals_the_full_read, resolvable_tenant_isolation};
-pub use resolvable_writes::resolvable_follows_every_write;
+pub use resolvable_writes::{resolvable_follows_another_store, resolvable_follows_every_write};
 
 /// Runs every batch contract.
 pub async fn run_all(store: &dyn SkillStore) {

@@ -206,3 +206,61 @@ pub async fn resolvable_follows_every_write(store: &dyn SkillStore) {
         ["m.md", "skill.json"]
     );
 }
+
+/// Two stores on one database (two processes, in a deployment): `reader` resolves twice,
+/// then `writer` changes a skill's content and trust level and adds a file to it, and the
+/// reader's next answer shows all of it, equal to its own full read; a backend that keeps
+/// decoded skills between calls must not serve them after another store's write. Not in
+/// `run_all` (it needs two stores on one database). Returns the ids of the two skills it
+/// made in `t` (`one`, assigned globally; `quiet`, assigned to agent-1 at priority 4), for a
+/// backend's own tests of SQL written beside the store.
+pub async fn resolvable_follows_another_store(
+    reader: &dyn SkillStore,
+    writer: &dyn SkillStore,
+    t: &TenantId,
+) -> (String, String) {
+    let one = writer
+        .create_skill(
+            t,
+            NewSkill::new("One", "one", "# One\n").with_file("a.md", "a"),
+        )
+        .await
+        .unwrap();
+    writer
+        .create_assignment(t, NewAssignment::global(&one.id))
+        .await
+        .unwrap();
+    let quiet = writer
+        .create_skill(t, NewSkill::new("Quiet", "quiet", "# Quiet\n"))
+        .await
+        .unwrap();
+    writer
+        .create_assignment(t, NewAssignment::agent(&quiet.id, "agent-1").priority(4))
+        .await
+        .unwrap();
+    let resolve = || reader.resolvable_skills(t, "agent-1", None);
+    let first = resolve().await.unwrap();
+    assert_projection(reader, t, "agent-1", None).await;
+    assert_eq!(resolve().await.unwrap(), first);
+
+    let update = SkillUpdate {
+        content: Some("# One, changed\n".to_owned()),
+        trust_level: Some(Some("core".to_owned())),
+        ..SkillUpdate::default()
+    };
+    writer.update_skill(t, &one.id, update).await.unwrap();
+    writer
+        .create_skill_file(t, &one.id, NewSkillFile::new("b.md", "b"))
+        .await
+        .unwrap();
+    let seen = resolve().await.unwrap();
+    let changed = seen.iter().find(|s| s.slug == "one").unwrap();
+    assert_eq!(changed.content, "# One, changed\n");
+    assert_eq!(changed.trust_level.as_deref(), Some("core"));
+    let listed: Vec<&str> = paths(changed).into_iter().map(|(path, _)| path).collect();
+    assert_eq!(listed, ["a.md", "b.md"]);
+    assert_projection(reader, t, "agent-1", None).await;
+    // The unchanged skill is served again, with this answer's assignment fields.
+    assert_eq!(resolve().await.unwrap(), seen);
+    (one.id, quiet.id)
+}
