@@ -185,3 +185,29 @@ fn the_byte_count_does_not_drift() {
         assert_eq!(cache.bytes(), start, "round {round}");
     }
 }
+
+/// A panic while the lock was held (poisoning it) costs misses, never a wrong answer: reads
+/// miss until the next write starts the cache over, and caching then works again.
+#[test]
+fn a_poisoned_lock_misses_then_starts_over() {
+    let cache = StampedProjections::new(1 << 20);
+    cache.remember("t", &[(1, skill("a", "a", "A"))]);
+    let reached = [ReachedSkill::new("a", 1, 0, false)];
+    assert!(hit(&cache, "t", &reached).is_some());
+    let poisoned = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let _held = cache.state.write();
+                panic!("a panic while the cache is locked");
+            })
+            .join()
+    });
+    assert!(poisoned.is_err());
+    assert!(cache.state.is_poisoned());
+    assert!(hit(&cache, "t", &reached).is_none());
+    cache.remember("t", &[(2, skill("a", "a", "A2"))]);
+    assert!(!cache.state.is_poisoned());
+    let answer = hit(&cache, "t", &[ReachedSkill::new("a", 2, 0, false)]).unwrap();
+    assert_eq!(answer[0].content, "A2");
+    assert_eq!(cache.len(), 1);
+}
