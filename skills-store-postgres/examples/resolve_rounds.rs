@@ -91,6 +91,18 @@ struct Timing {
     mean: f64,
 }
 
+impl Timing {
+    /// The median and mean of `samples` (µs).
+    fn of(mut samples: Vec<f64>) -> Timing {
+        let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+        samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        Timing {
+            median: samples[samples.len() / 2],
+            mean,
+        }
+    }
+}
+
 impl std::fmt::Display for Timing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:9.1} µs (mean {:9.1} µs)", self.median, self.mean)
@@ -107,12 +119,7 @@ fn time(n: usize, mut f: impl FnMut()) -> Timing {
         f();
         samples.push(start.elapsed().as_secs_f64() * 1e6);
     }
-    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Timing {
-        median: samples[samples.len() / 2],
-        mean,
-    }
+    Timing::of(samples)
 }
 
 fn main() {
@@ -196,12 +203,7 @@ fn main() {
                 samples.push(start.elapsed().as_secs_f64() * 1e6);
                 black_box(r.skills.len());
             }
-            let mean = samples.iter().sum::<f64>() / samples.len() as f64;
-            samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            let t = Timing {
-                median: samples[samples.len() / 2],
-                mean,
-            };
+            let t = Timing::of(samples);
             println!("{name:10} resolve, 1 changed {t}");
         }
         if mode == "all" || mode == "assign" {
