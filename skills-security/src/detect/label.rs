@@ -26,6 +26,7 @@ const MAX_WORDS: usize = 6;
 
 /// The character ending at `e` in `w`: its start, and whether it is a letter or digit
 /// (ASCII or not). A character cut by the window's start counts as a separator.
+#[inline]
 fn prev_char(w: &[u8], e: usize) -> (usize, bool) {
     let b = w[e - 1];
     if b < 0x80 {
@@ -58,9 +59,17 @@ fn after_colon(w: &[u8], t: usize) -> bool {
 #[derive(Debug)]
 pub(crate) struct Words {
     sorted: Vec<&'static [u8]>,
-    /// Whether some word starts with this byte: most words of a label (and every number)
-    /// are refused on their first byte.
-    first: [bool; 256],
+    /// Per first byte, the last bytes (their low five bits) of the words starting with it:
+    /// most words of a label (and every number) are refused on their first and last byte,
+    /// before a binary search whose every step calls out to `memcmp`.
+    ends: [u32; 256],
+    /// The lengths of the words, one bit each (a word of 64 bytes or more sets bit 63).
+    lengths: u64,
+}
+
+/// A word's length as a bit of [`Words::lengths`].
+fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
 }
 
 impl Words {
@@ -69,18 +78,28 @@ impl Words {
         let mut sorted: Vec<&'static [u8]> = lists.iter().flat_map(|l| l.iter().copied()).collect();
         sorted.sort_unstable();
         sorted.dedup();
-        let mut first = [false; 256];
+        let mut ends = [0u32; 256];
+        let mut lengths = 0;
         for w in &sorted {
-            if let Some(&b) = w.first() {
-                first[usize::from(b)] = true;
+            if let (Some(&first), Some(&last)) = (w.first(), w.last()) {
+                ends[usize::from(first)] |= 1 << (last & 31);
             }
+            lengths |= length_bit(w.len());
         }
-        Words { sorted, first }
+        Words {
+            sorted,
+            ends,
+            lengths,
+        }
     }
 
     /// True when `word` is one of them.
     pub(crate) fn contains(&self, word: &[u8]) -> bool {
-        word.first().is_some_and(|&b| self.first[usize::from(b)])
+        let (Some(&first), Some(&last)) = (word.first(), word.last()) else {
+            return false;
+        };
+        self.lengths & length_bit(word.len()) != 0
+            && self.ends[usize::from(first)] >> (last & 31) & 1 == 1
             && self.sorted.binary_search(&word).is_ok()
     }
 }
@@ -185,6 +204,32 @@ mod tests {
 
     fn cue(s: &str) -> Option<Cue> {
         nearest_cue(s.as_bytes(), s.len(), OWN_WORDS.get(), OTHER_WORDS.get())
+    }
+
+    /// The first- and last-byte filter and the length filter only refuse what the
+    /// search would refuse: words that share a first byte, a last byte's low bits or a
+    /// length with a member are still told apart.
+    #[test]
+    fn words_are_found_exactly() {
+        let w = Words::new(&[&[b"ssn", b"phone", b"a", b"tel."]]);
+        for yes in [&b"ssn"[..], b"phone", b"a", b"tel."] {
+            assert!(w.contains(yes), "{yes:?}");
+        }
+        for no in [
+            &b""[..],
+            b"sun",
+            b"ssN",
+            b"phono",
+            b"phonE",
+            b"A",
+            b"!",
+            b"tel",
+            b"tel.n",
+            b"sss",
+            b"phonephone",
+        ] {
+            assert!(!w.contains(no), "{no:?}");
+        }
     }
 
     #[test]
