@@ -83,7 +83,8 @@ async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
     assert_eq!(seen, reference(&reader, &t).await);
 }
 
-/// With no budget nothing is kept, and the answers are the same.
+/// With no budget nothing is kept, and the answers are the full read's, after every write
+/// (the shared contracts, on a store that keeps nothing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_budget_reads_every_row_and_answers_the_same() {
     let Some(url) = common::url() else { return };
@@ -94,23 +95,8 @@ async fn no_budget_reads_every_row_and_answers_the_same() {
     )
     .await
     .unwrap();
-    let t = TenantId::new("acme");
-    for i in 0..5 {
-        let skill = off
-            .create_skill(
-                &t,
-                NewSkill::new(format!("S{i}"), format!("s-{i}"), "# S\n"),
-            )
-            .await
-            .unwrap();
-        off.create_assignment(&t, NewAssignment::global(&skill.id).priority(i))
-            .await
-            .unwrap();
-    }
-    let first = resolve(&off, &t).await;
-    assert_eq!(first.len(), 5);
-    assert_eq!(first, reference(&off, &t).await);
-    assert_eq!(resolve(&off, &t).await, first);
+    conformance::skill_batches::resolvable_equals_the_full_read(&off).await;
+    conformance::skill_batches::resolvable_follows_every_write(&off).await;
 }
 
 /// The control: with the restamping and catalog-version triggers switched off, a raw write

@@ -82,29 +82,15 @@ async fn another_writer_and_sql_beside_the_store_are_seen_at_once() {
     assert_eq!(seen, reference(&reader, &t).await);
 }
 
-/// With no budget nothing is kept, and the answers are the same.
+/// With no budget nothing is kept, and the answers are the full read's, after every write
+/// (the shared contracts, on a store that keeps nothing).
 #[tokio::test]
 async fn no_budget_reads_every_row_and_answers_the_same() {
     let off = SqliteStore::open_in_memory_with(SqliteOptions::default().projection_budget(0))
         .await
         .unwrap();
-    let t = TenantId::new("acme");
-    for i in 0..5 {
-        let skill = off
-            .create_skill(
-                &t,
-                NewSkill::new(format!("S{i}"), format!("s-{i}"), "# S\n"),
-            )
-            .await
-            .unwrap();
-        off.create_assignment(&t, NewAssignment::global(&skill.id).priority(i))
-            .await
-            .unwrap();
-    }
-    let first = resolve(&off, &t).await;
-    assert_eq!(first.len(), 5);
-    assert_eq!(first, reference(&off, &t).await);
-    assert_eq!(resolve(&off, &t).await, first);
+    conformance::skill_batches::resolvable_equals_the_full_read(&off).await;
+    conformance::skill_batches::resolvable_follows_every_write(&off).await;
 }
 
 /// The control: with the restamping trigger dropped, a raw write is *not* seen by a warm
