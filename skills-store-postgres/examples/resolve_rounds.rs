@@ -161,24 +161,25 @@ fn main() {
         let store: &dyn SkillStore = store.as_ref();
         let assigned =
             block_on(store.assignments_for_agent(&tenant, "agent-0", Some("team-0"))).unwrap();
-        let mut ids: Vec<String> = assigned.iter().map(|a| a.skill.id.clone()).collect();
-        ids.dedup();
-        let ids: Vec<String> = {
-            let mut seen = std::collections::BTreeSet::new();
-            ids.into_iter().filter(|i| seen.insert(i.clone())).collect()
+        let mut seen = std::collections::BTreeSet::new();
+        let ids: Vec<String> = assigned
+            .iter()
+            .map(|a| a.skill.id.clone())
+            .filter(|i| seen.insert(i.clone()))
+            .collect();
+        let resolve = || {
+            let r = block_on(resolver.resolve_for_agent(
+                store,
+                &tenant,
+                black_box("agent-0"),
+                Some("team-0"),
+                &[],
+            ))
+            .unwrap();
+            black_box(r.skills.len());
         };
         if mode == "all" || mode == "resolve" {
-            let t = time(n, || {
-                let r = block_on(resolver.resolve_for_agent(
-                    store,
-                    &tenant,
-                    black_box("agent-0"),
-                    Some("team-0"),
-                    &[],
-                ))
-                .unwrap();
-                black_box(r.skills.len());
-            });
+            let t = time(n, resolve);
             println!("{name:10} resolve            {t}");
         }
         if mode == "all" || mode == "changed" {
@@ -192,16 +193,8 @@ fn main() {
                 };
                 block_on(store.update_skill(&tenant, &ids[i % ids.len()], update)).unwrap();
                 let start = Instant::now();
-                let r = block_on(resolver.resolve_for_agent(
-                    store,
-                    &tenant,
-                    black_box("agent-0"),
-                    Some("team-0"),
-                    &[],
-                ))
-                .unwrap();
+                resolve();
                 samples.push(start.elapsed().as_secs_f64() * 1e6);
-                black_box(r.skills.len());
             }
             let t = Timing::of(samples);
             println!("{name:10} resolve, 1 changed {t}");
