@@ -1,7 +1,8 @@
-//! Benchmarks loading and validating the real-skills corpus (`../shared/corpus/real-skills`,
-//! 36 skills in 3 collections).
+//! Benchmarks loading and validating the real-skills corpus (`real-skills/` of the folder
+//! `SKILLS_CORPUS_DIR` names: 36 skills in 3 collections; without it, the 8 skills of
+//! `tests/fixtures/collections`).
 //!
-//! Groups (each reports throughput in skills per second, `Throughput::Elements(36)`):
+//! Groups (each reports throughput in skills per second, `Throughput::Elements` of the skill count):
 //!
 //! * `parse_validate_in_memory/{spec,lenient}`: every SKILL.md pre-read into memory, then
 //!   [`SkillMd::parse`] on each (no I/O). Comparable to the reference validator's
@@ -26,29 +27,17 @@ use skills::core::{
     LoadOptions, ParseOptions, Profile, SKILL_MD, SkillMd, load_path, load_skill_dir,
 };
 
-/// The corpus root.
+/// The corpus root: the published skills where `SKILLS_CORPUS_DIR` names them (third-party
+/// skills stay out of the repository), else the collections we wrote.
 fn corpus_root() -> PathBuf {
-    // Third-party skills stay out of the repository: the shared corpus lies beside it.
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real-skills")
+    skills_testenv::corpus_if_set()
+        .map(|corpus| corpus.real_skills())
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/collections"))
 }
 
 /// Every skill directory in the corpus (`<root>/<collection>/<skill>/SKILL.md`), sorted.
 fn skill_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    for collection in std::fs::read_dir(root).expect("corpus root") {
-        let collection = collection.expect("corpus entry").path();
-        if !collection.is_dir() {
-            continue;
-        }
-        for skill in std::fs::read_dir(&collection).expect("collection dir") {
-            let skill = skill.expect("collection entry").path();
-            if skill.join(SKILL_MD).is_file() {
-                dirs.push(skill);
-            }
-        }
-    }
-    dirs.sort();
-    dirs
+    skills_testenv::skill_dirs(root)
 }
 
 /// The name of a skill directory (for the name-matches-directory rule).
@@ -108,7 +97,11 @@ fn print_verdicts(root: &Path, dirs: &[PathBuf]) {
 fn benches(c: &mut Criterion) {
     let root = corpus_root();
     let dirs = skill_dirs(&root);
-    assert_eq!(dirs.len(), 36, "the corpus holds 36 skills");
+    eprintln!(
+        "load_corpus: {} skills under {}",
+        dirs.len(),
+        root.display()
+    );
     let skills = u64::try_from(dirs.len()).expect("count fits u64");
     print_verdicts(&root, &dirs);
 

@@ -3,10 +3,10 @@
 //!
 //! * `detect/clean_prose`: 1 MiB of generated English prose with nothing to find (the
 //!   always-on case: one pass, no allocation).
-//! * `detect/corpus_public`: the public labelled corpus (`../shared/bench/pii/
-//!   corpus_public.jsonl`, 2,626 documents, 1.0 MB, dense with PII and decoys), one
+//! * `detect/corpus_public`: the public labelled corpus (`corpus_public.jsonl` in the folder
+//!   `SKILLS_PII_CORPUS_DIR` names, 2,626 documents, 1.0 MB, dense with PII and decoys), one
 //!   `detect_into` per document back to back (the tight loop). Falls back to the vendored
-//!   sample in `tests/fixtures/pii/sample.jsonl` when the shared corpus is absent.
+//!   sample in `tests/fixtures/pii/sample.jsonl` when the variable is unset.
 //! * `detect/corpus_public_per_document`: the same documents as a caller sees them, the
 //!   way `examples/sanitize.rs --detect-jsonl` runs: each document's JSON line is parsed, its
 //!   findings' offsets turned into code points and its record written out as JSON between two
@@ -138,7 +138,7 @@ fn corpus() -> Option<(Vec<String>, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let candidates = [
         std::env::var_os("PII_CORPUS").map(PathBuf::from),
-        Some(root.join("../shared/bench/pii/corpus_public.jsonl")),
+        skills_testenv::pii_corpus_if_set(),
         Some(root.join("tests/fixtures/pii/sample.jsonl")),
     ];
     for path in candidates.into_iter().flatten() {

@@ -1,6 +1,5 @@
 //! Benchmarks the static skill scanner on the real-skills corpus: the 36 published skills
-//! of `../shared/corpus/real-skills` beside the repository (`examples/skills` when it is
-//! missing).
+//! of `real-skills/` in the folder `SKILLS_CORPUS_DIR` names (`examples/skills` without it).
 //!
 //! Groups (throughput in skills per second):
 //!
@@ -21,16 +20,11 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput};
 use skills::security::scan::{ScanFile, Scanner};
 
-/// The first corpus that exists.
+/// The published skills where `SKILLS_CORPUS_DIR` names them, else `examples/skills`.
 fn corpus_root() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [
-        repo.join("../shared/corpus/real-skills"),
-        repo.join("examples/skills"),
-    ]
-    .into_iter()
-    .find(|p| p.is_dir())
-    .expect("a skills corpus")
+    skills_testenv::corpus_if_set()
+        .map(|corpus| corpus.real_skills())
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills"))
 }
 
 /// Every directory below `root` holding a SKILL.md (not descending into skills), sorted.

@@ -1,7 +1,7 @@
 //! The sanitizer from the command line.
 //!
-//! * `sanitize --detect-jsonl FILE` reads a corpus in the format of
-//!   `../shared/bench/pii/CONTRACT.md` (one `{"id", "text", ...}` per line; `-` for stdin)
+//! * `sanitize --detect-jsonl FILE` reads a corpus in the format of the labelled PII
+//!   corpus's `CONTRACT.md` (one `{"id", "text", ...}` per line; `-` for stdin)
 //!   and writes one detection line per document: spans in Unicode code points (the
 //!   contract's default unit), typed with the corpus' names, with the detection time of each
 //!   document, then a `meta` line. Score it with

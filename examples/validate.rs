@@ -181,8 +181,8 @@ mod tests {
     use super::*;
 
     const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
-    /// The shared corpus beside the repository (third-party skills stay out of it).
-    const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/real-skills");
+    /// Eight skills we wrote, shaped like published collections (one invalid under Spec).
+    const COLLECTIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/collections");
 
     fn call(args: &[&str]) -> (u8, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
@@ -211,14 +211,14 @@ mod tests {
         // Under Spec, the extension fields of changelog-writer are unknown keys.
         assert_eq!(call(&[EXAMPLES]).0, 1);
         assert_eq!(call(&["--profile", "lenient", EXAMPLES]).0, 0);
-        assert_eq!(call(&["--profile=lenient", CORPUS]).0, 0);
-        assert_eq!(call(&[CORPUS]).0, 1);
+        assert_eq!(call(&["--profile=lenient", COLLECTIONS]).0, 0);
+        assert_eq!(call(&[COLLECTIONS]).0, 1);
     }
 
     #[test]
     fn json_has_one_line_per_skill_with_the_documented_fields() {
-        let claude = format!("{CORPUS}/anthropics-skills/claude-api/SKILL.md");
-        let (code, out, _) = call(&["--json", &claude, "/no/such/path"]);
+        let long = format!("{COLLECTIONS}/acme-skills/api-reference/SKILL.md");
+        let (code, out, _) = call(&["--json", &long, "/no/such/path"]);
         assert_eq!(code, 1);
         let lines: Vec<serde_json::Value> = out
             .lines()
@@ -237,7 +237,7 @@ mod tests {
         keys_sorted.sort_unstable();
         assert_eq!(keys_sorted, expected);
         assert_eq!(lines[0]["valid"], false);
-        assert_eq!(lines[0]["name"], "claude-api");
+        assert_eq!(lines[0]["name"], "api-reference");
         assert_eq!(lines[0]["description_len"], 1068);
         let error = lines[0]["diagnostics"]
             .as_array()
@@ -263,10 +263,21 @@ mod tests {
         assert!(out.contains("no-skill-found"));
     }
 
-    #[test]
-    fn the_whole_corpus_in_json() {
-        let (_, out, _) = call(&["--json", CORPUS]);
+    /// Lines and valid lines of `--json` over `root`.
+    fn json_counts(root: &str) -> (usize, usize) {
+        let (_, out, _) = call(&["--json", root]);
         let valid = out.lines().filter(|l| l.contains("\"valid\":true")).count();
-        assert_eq!((out.lines().count(), valid), (36, 35));
+        (out.lines().count(), valid)
+    }
+
+    #[test]
+    fn a_whole_folder_of_collections_in_json() {
+        assert_eq!(json_counts(COLLECTIONS), (8, 7));
+        // The published corpus (`SKILLS_CORPUS_DIR`): 36 skills, 35 valid under Spec.
+        if let Some(corpus) = skills_testenv::corpus() {
+            let real = corpus.real_skills();
+            assert_eq!(json_counts(real.to_str().unwrap()), (36, 35));
+            assert_eq!(call(&["--profile=lenient", real.to_str().unwrap()]).0, 0);
+        }
     }
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use skills::catalog::activation::{
     ReferenceContent, ScriptRun, activate, check_script_referenced, render_activation,
@@ -25,44 +25,54 @@ use skills::store::{NewAssignment, NewSkill, SkillSourceKind, SkillStore, Tenant
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
 
-fn corpus_skills() -> Vec<skills::core::Skill> {
-    let root = common::real_skills();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for collection in fs::read_dir(&root).unwrap() {
-        let collection = collection.unwrap().path();
-        if collection.is_dir() {
-            for skill in fs::read_dir(&collection).unwrap() {
-                dirs.push(skill.unwrap().path());
-            }
-        }
-    }
-    dirs.sort();
-    dirs.iter()
+/// Every skill of a folder of collections (`<root>/<collection>/<skill>`), sorted.
+fn collection_skills(root: &Path) -> Vec<skills::core::Skill> {
+    skills_testenv::skill_dirs(root)
+        .iter()
         .map(|d| skills::core::Skill::load(d, &LoadOptions::for_profile(Profile::Lenient)).unwrap())
         .collect()
 }
 
-#[test]
-fn catalog_xml_is_byte_identical_to_the_reference_to_prompt() {
-    let root = common::real_skills();
-    let expected = fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/to-prompt/real-skills.xml"
-    ))
+/// The catalog of the collections at `root` is byte for byte the reference's `expected`
+/// file (`tests/fixtures/to-prompt/`), for `count` skills.
+fn assert_reference_catalog(root: &Path, expected: &str, count: usize) {
+    let expected = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/to-prompt")
+            .join(expected),
+    )
     .unwrap()
     .replace("{ROOT}", root.to_str().unwrap());
     let expected = expected.strip_suffix('\n').unwrap();
-    let skills = corpus_skills();
-    assert_eq!(skills.len(), 36);
+    let skills = collection_skills(root);
+    assert_eq!(skills.len(), count);
     assert_eq!(available_skills_xml(&skills), expected);
     // The resolver's entries render the same bytes.
     let resolution = Resolver::new().resolve_repo(&skills);
     assert_eq!(agent_skills_xml(&resolution.skills), expected);
+}
+
+#[test]
+fn catalog_xml_is_byte_identical_to_the_reference_to_prompt() {
+    let fixture = fs::canonicalize(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/collections"
+    ))
+    .unwrap();
+    assert_reference_catalog(&fixture, "collections.xml", 8);
     // No skills: the two tags alone, as the reference prints.
     assert_eq!(
         agent_skills_xml(&[]),
         "<available_skills>\n</available_skills>"
     );
+}
+
+#[test]
+fn the_published_catalog_is_byte_identical_to_the_reference_to_prompt() {
+    let Some(corpus) = skills_testenv::corpus() else {
+        return;
+    };
+    assert_reference_catalog(&corpus.real_skills(), "real-skills.xml", 36);
 }
 
 /// A resolution with `n` admin skills of descending priority, one plugin skill, one repo

@@ -1,10 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! The scanner on the labelled public corpora (`../shared/corpus` beside the repository):
+//! The scanner on the labelled public corpora (the folder `SKILLS_CORPUS_DIR` names):
 //! recall on malicious items, false positives on benign ones and on the real published
 //! skills, per source and per attack category. Prints the tables (run with
 //! `--nocapture`; `SCAN_CORPUS_REPORT=path` also writes them as Markdown) and asserts loose
 //! floors only, so a regression fails but the figures themselves live in the benchmark
-//! notes. Skips, saying so, when the corpus is not there (CI clones the repository alone).
+//! notes. Outside CI, without the variable, it is skipped with one notice; under `CI=true`
+//! it fails.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,18 +24,10 @@ fn split(path: &Path, root: &Path) -> &'static str {
     if h.is_multiple_of(2) { "dev" } else { "test" }
 }
 
-/// The shared corpora beside the repository. Missing, the test fails under `CI=true` (it
-/// must never pass there without its corpus) and is skipped with a notice elsewhere.
+/// The corpus `SKILLS_CORPUS_DIR` names (required under `CI=true`; skipped with a notice
+/// elsewhere).
 fn corpus_root() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let found = root.join("malicious-skills/labels.csv").is_file();
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    assert!(
-        found || !ci,
-        "{} is missing under CI=true: the scanner's corpus test cannot run",
-        root.display()
-    );
-    found.then_some(root)
+    skills_testenv::corpus().map(|corpus| corpus.root().to_path_buf())
 }
 
 #[derive(Default, Clone, Copy)]
@@ -165,7 +158,6 @@ fn scan_item(scanner: &Scanner, path: &Path) -> ScanReport {
 #[test]
 fn corpus_recall_and_false_positives() {
     let Some(root) = corpus_root() else {
-        eprintln!("scan_corpus: ../shared/corpus not found beside the repository; skipped");
         return;
     };
     let scanner = Scanner::new();

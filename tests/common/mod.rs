@@ -5,19 +5,6 @@ use std::path::{Path, PathBuf};
 
 use skills::core::{Diagnostic, LoadOptions, Profile, Severity, SkillReport};
 
-/// The 36 published skills of `../shared/corpus/real-skills` beside the repository
-/// (third-party content stays out of the repository). Missing, the test fails: it never
-/// passes without its corpus.
-pub fn real_skills() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real-skills");
-    std::fs::canonicalize(&path).unwrap_or_else(|e| {
-        panic!(
-            "{} is missing ({e}): the tests read the shared corpus beside the repository",
-            path.display()
-        )
-    })
-}
-
 /// Writes `<root>/<dir>/<file>` with `content`, creating directories; returns the skill dir.
 pub fn write_skill_file(root: &Path, dir: &str, file: &str, content: impl AsRef<[u8]>) -> PathBuf {
     let skill_dir = root.join(dir);

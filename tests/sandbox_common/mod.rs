@@ -15,21 +15,12 @@ use skills::security::sandbox::{
     Cgroups, Outcome, ProcessSandbox, Sandbox, SandboxConfig, SandboxRequest, Tier,
 };
 
-/// Whether a sandbox test must run rather than skip.
-pub fn isolation_required() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-        || std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1")
-}
+pub use skills_testenv::isolation_required;
 
-/// Skips (returns `None`) or, when isolation is required, fails naming `missing`.
+/// Skips (returns `None`, announcing `what` once) or, when isolation is required, fails
+/// naming `missing`.
 pub fn unavailable<T>(what: &str, missing: &[String]) -> Option<T> {
-    if isolation_required() {
-        panic!(
-            "{what} is required here (CI=true or SKILLS_REQUIRE_ISOLATION=1) but missing: {missing:?}"
-        );
-    }
-    eprintln!("SKIPPED: {what} is unavailable here: {missing:?}");
-    None
+    skills_testenv::isolation_unavailable(what, missing)
 }
 
 /// A skill directory and a scratch root, both reachable by the sandbox's uid.
@@ -84,8 +75,9 @@ impl Fixture {
             missing.push("python3 (.ci/run installs it)".into());
         }
         if probe.tier.is_none() || !missing.is_empty() {
-            return unavailable("the process sandbox", &missing);
+            return unavailable(skills_testenv::SANDBOX, &missing);
         }
+        skills_testenv::ran(skills_testenv::SANDBOX);
         if is_root() {
             assert_eq!(
                 probe.tier,

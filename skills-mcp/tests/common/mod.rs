@@ -38,17 +38,7 @@ pub fn skills_tree() -> tempfile::TempDir {
 /// `SKILLS_MCP_PYTHON`). `None` (after printing why) when it is missing outside CI; a
 /// panic under `CI=true`, where the interop tests must run.
 pub fn python() -> Option<PathBuf> {
-    let found = std::env::var_os("SKILLS_MCP_PYTHON")
-        .map(PathBuf::from)
-        .filter(|p| p.is_file());
-    if found.is_none() {
-        let why = "SKILLS_MCP_PYTHON is not set to a Python with fastmcp and mcp (run .ci/mcp-interop.sh)";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{why}");
-        }
-        eprintln!("skipping: {why}");
-    }
-    found
+    skills_testenv::mcp_python()
 }
 
 /// The tests' Python scripts.

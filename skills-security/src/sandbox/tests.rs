@@ -11,8 +11,7 @@ use crate::trust::TrustLevel;
 
 /// Whether the sandbox tests must run (CI) rather than skip.
 fn required() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-        || std::env::var("SKILLS_REQUIRE_ISOLATION").is_ok_and(|v| v == "1")
+    skills_testenv::isolation_required()
 }
 
 /// The default sandbox where isolation is required, else one that falls back to rlimits
@@ -28,16 +27,7 @@ fn sandbox() -> ProcessSandbox {
 fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)> {
     let probe = sandbox().probe();
     if probe.tier.is_none() {
-        assert!(
-            !required(),
-            "the sandbox cannot isolate here: {:?}",
-            probe.missing
-        );
-        eprintln!(
-            "SKIPPED: the sandbox cannot isolate here: {:?}",
-            probe.missing
-        );
-        return None;
+        return skills_testenv::isolation_unavailable("the sandbox's unit tests", &probe.missing);
     }
     let root = tempfile::tempdir().ok()?;
     std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).ok()?;

@@ -7,21 +7,7 @@ use skills_store_postgres::{PgOptions, PostgresStore};
 /// The server's URL, or `None` (after saying why) when there is none: under `CI=true` a
 /// missing server fails the test instead.
 pub fn url() -> Option<String> {
-    match std::env::var("SKILLS_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
-                panic!(
-                    "SKILLS_PG_URL is not set: CI must run the PostgreSQL tests \
-                     (.ci/postgres.sh starts a server and sets it)"
-                );
-            }
-            eprintln!(
-                "skipped: SKILLS_PG_URL is not set (source .ci/postgres.sh to start a server)"
-            );
-            None
-        }
-    }
+    skills_testenv::postgres_url()
 }
 
 /// A fresh schema name.

@@ -86,8 +86,11 @@ fn trigger_check_texts() -> Vec<String> {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut stack = vec![
         manifest.join("../examples/skills"),
-        manifest.join("../../shared/corpus/malicious-skills"),
+        manifest.join("../tests/fixtures/collections"),
+        manifest.join("../tests/fixtures/scan-heldout"),
     ];
+    // The labelled corpus, where `SKILLS_CORPUS_DIR` names it (required under CI).
+    stack.extend(skills_testenv::corpus().map(|c| c.malicious_skills()));
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
