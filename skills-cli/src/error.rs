@@ -55,6 +55,10 @@ pub enum CliError {
         /// Why.
         source: skills_store_sqlite::Error,
     },
+    /// A command that reads the store found no store file there (read commands never
+    /// create one).
+    #[error("no store at `{}`", .0.display())]
+    NoStore(PathBuf),
     /// A store operation failed.
     #[error("store: {0}")]
     Store(#[from] skills_store_traits::Error),
@@ -89,6 +93,7 @@ impl CliError {
             CliError::Usage(_) => Status::Usage,
             CliError::Io { .. }
             | CliError::OpenStore { .. }
+            | CliError::NoStore(_)
             | CliError::Store(_)
             | CliError::Audit(_)
             | CliError::Catalog(_)
@@ -113,7 +118,7 @@ impl CliError {
         match self {
             CliError::Usage(_) => "usage",
             CliError::Io { .. } => "io",
-            CliError::OpenStore { .. } | CliError::Store(_) => "store",
+            CliError::OpenStore { .. } | CliError::NoStore(_) | CliError::Store(_) => "store",
             CliError::Install(_) => "install",
             CliError::Audit(_) => "audit",
             CliError::Catalog(_) => "catalog",

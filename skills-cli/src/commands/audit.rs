@@ -3,7 +3,8 @@
 //! Threat: someone with write access to the database file changing, deleting, inserting or
 //! reordering audit entries. Guarantee: every entry of the tenant's chain is re-hashed and
 //! its links checked from the first entry (`AuditTrail::verify`); the first broken link is
-//! reported and the status is 1. (What a hash chain alone cannot show — a re-hashed or cut
+//! reported and the status is 1. A missing store is status 4 (`no store at …`), never
+//! "intact". (What a hash chain alone cannot show — a re-hashed or cut
 //! tail — needs checkpoints kept outside the store.)
 
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use serde_json::Value;
 use skills_security::audit::{AuditTrail, ChainBreak};
 
 use crate::cli::{AuditCommand, Global};
-use crate::error::{Result, Status};
+use crate::error::{CliError, Result, Status};
 use crate::output::Output;
 use crate::store;
 
@@ -58,19 +59,10 @@ pub async fn run(command: &AuditCommand, global: &Global, out: Output) -> Result
 async fn verify(global: &Global, out: Output) -> Result<Status> {
     let tenant = store::tenant(global)?;
     let path = store::store_path(global);
+    // No store is no evidence: saying "intact" of a chain nobody can read would let a
+    // deleted (or mistyped) database pass a check.
     let Some(store) = store::open_existing(&path).await? else {
-        out.note(&format!(
-            "no store at {}: nothing to verify",
-            path.display()
-        ));
-        out.json(&JsonVerify {
-            tenant: tenant.as_str(),
-            intact: true,
-            checked: 0,
-            last_hash: "",
-            broken: None,
-        });
-        return Ok(Status::Ok);
+        return Err(CliError::NoStore(path));
     };
     let trail = AuditTrail::new(Arc::new(store));
     let verification = trail.verify(&tenant).await?;
