@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// The exit statuses, shown at the end of `--help` and in the README.
+/// The exit statuses, shown at the end of `--help` and in `docs/cli.md`.
 pub const EXIT_CODES: &str = "\
 Exit status:
   0  success
@@ -191,7 +191,8 @@ pub enum TrustArg {
 /// `skills run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// An installed skill's slug, or a skill directory.
+    /// An installed skill's slug, or a skill directory given as a path (`./dir`, or any
+    /// argument with a slash): a bare name always means the installed skill.
     #[arg(value_name = "SKILL")]
     pub skill: String,
     /// The script, relative to the skill (its SKILL.md must reference it).

@@ -488,6 +488,87 @@ fn run_is_denied_without_a_terminal_and_runs_when_approved() {
     assert_eq!(run.code, 1, "{}", run.stderr);
 }
 
+/// Runs `skills` as [`skills_in`] does, in the working directory `cwd`.
+fn skills_in_dir(home: &Path, cwd: &Path, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("SKILLS_STORE")
+        .env_remove("SKILLS_TENANT")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn run_by_name_means_the_installed_skill_never_a_planted_folder() {
+    let home = tempdir();
+    let work = tempdir();
+    let store = work.path().join("skills.db");
+    // An installed `greeter`, whose script prints "hi".
+    let stash = tempdir();
+    let installed = hello_skill(stash.path(), "greeter");
+    let run = skills_in(
+        home.path(),
+        &["--store", s(&store), "install", s(&installed)],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // A folder of the same name planted in the working directory, its script another.
+    let planted = hello_skill(work.path(), "greeter");
+    write(&planted.join("scripts/hi.sh"), "echo planted\n");
+    let args = |skill: &'static str| {
+        [
+            "--store",
+            s(&store),
+            "--json",
+            "run",
+            "--approve-all-scripts",
+            "--timeout",
+            "20",
+            skill,
+            "scripts/hi.sh",
+        ]
+    };
+    // The bare name: the installed skill's bytes, whatever the working directory holds.
+    let run = skills_in_dir(home.path(), work.path(), &args("greeter"));
+    let value = run.json();
+    let installed_sha = value["sha256"].as_str().unwrap().to_owned();
+    // The path: the planted folder, and a different script.
+    let run = skills_in_dir(home.path(), work.path(), &args("./greeter"));
+    let planted_sha = run.json()["sha256"].as_str().unwrap().to_owned();
+    assert_ne!(installed_sha, planted_sha);
+    if value["status"] == "success" {
+        assert_eq!(value["stdout"], "hi\n", "{value}");
+    }
+    // No store: a bare name is "not installed", never the folder.
+    let run = skills_in_dir(
+        home.path(),
+        work.path(),
+        &["run", "greeter", "scripts/hi.sh"],
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("not installed"), "{}", run.stderr);
+    // A path that is no directory is refused as such.
+    let run = skills_in_dir(
+        home.path(),
+        work.path(),
+        &["run", "./nothing", "scripts/hi.sh"],
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("not a skill directory"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn audit_verify_passes_then_fails_on_a_tampered_database() {
     let home = tempdir();
@@ -528,6 +609,20 @@ fn audit_verify_passes_then_fails_on_a_tampered_database() {
     assert_eq!(value["broken"]["kind"], "modified", "{value}");
     let run = skills_in(home.path(), &["--store", s(&store), "audit", "verify"]);
     assert!(run.stdout.contains("BROKEN"), "{}", run.stdout);
+
+    // No store at all is no evidence of an intact chain: status 4, saying so.
+    let missing = root.path().join("deleted.db");
+    let run = skills_in(
+        home.path(),
+        &["--store", s(&missing), "--json", "audit", "verify"],
+    );
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["kind"], "store");
+    assert!(!run.stdout.contains("\"intact\":true"), "{}", run.stdout);
+    let run = skills_in(home.path(), &["--store", s(&missing), "audit", "verify"]);
+    assert_eq!(run.code, 4);
+    assert!(run.stderr.contains("no store at"), "{}", run.stderr);
+    assert!(!missing.exists(), "a read command created the store");
 
     // A store that cannot be opened is status 4.
     let garbage = root.path().join("garbage.db");

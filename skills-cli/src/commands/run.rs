@@ -68,30 +68,46 @@ fn trust_of(arg: TrustArg) -> TrustLevel {
     }
 }
 
-/// The skill's directory and trust level: a directory as given, or an installed skill
-/// written out from the store.
+/// Whether the `SKILL` argument names a directory: `.`, `..`, or anything with a slash.
+///
+/// Threat: a folder planted in the working directory under an installed skill's name
+/// (`./pdf-tools`), which would run in its place if a bare name were tried as a path
+/// first. Guarantee: a bare name only ever means the installed skill.
+fn names_a_path(skill: &str) -> bool {
+    skill == "." || skill == ".." || skill.contains('/')
+}
+
+/// The skill's directory and trust level: a directory given as a path, or an installed
+/// skill written out from the store.
 async fn locate(
     args: &RunArgs,
     global: &Global,
     copy: &mut Option<TempDir>,
 ) -> Result<(PathBuf, TrustLevel)> {
-    let as_path = Path::new(&args.skill);
-    if as_path.is_dir() {
+    if names_a_path(&args.skill) {
+        let as_path = Path::new(&args.skill);
+        if !as_path.is_dir() {
+            return Err(CliError::Skill(format!(
+                "`{}` is not a skill directory",
+                args.skill
+            )));
+        }
         return Ok((as_path.to_path_buf(), trust_of(args.trust)));
     }
     let tenant = store::tenant(global)?;
     let path = store::store_path(global);
     let Some(store) = store::open_existing(&path).await? else {
         return Err(CliError::Skill(format!(
-            "`{}` is neither a directory nor installed (no store at {})",
+            "`{}` is not installed (no store at {}); a directory is given as a path, `./{}`",
             args.skill,
-            path.display()
+            path.display(),
+            args.skill
         )));
     };
     let Some(record) = store.find_skill_by_slug(&tenant, &args.skill).await? else {
         return Err(CliError::Skill(format!(
-            "`{}` is neither a directory nor an installed skill",
-            args.skill
+            "`{}` is not an installed skill; a directory is given as a path, `./{}`",
+            args.skill, args.skill
         )));
     };
     if !record.enabled {
