@@ -15,7 +15,9 @@
 //! | `skills-http` | [`http`] | the host's HTTP client trait (an optional reqwest client) |
 //! | `skills-openai` | [`openai`] | an OpenAI-compatible Chat Completions `LlmClient` |
 //!
-//! The most used items of `skills-core` are also re-exported at the top level.
+//! The most used items of `skills-core` are also re-exported at the top level. The task
+//! guides (how to embed the library in an agent loop, stores, the sandbox, policy, MCP, the
+//! command, installing, backends) are [`guides`]; start with [`guides::embedding`].
 //!
 //! ```
 //! use skills::{Discovery, LoadOptions};
@@ -39,3 +41,29 @@ pub use skills_core::{
     Diagnostic, Discovery, DiscoveryReport, Error, Frontmatter, LoadOptions, Profile, Rule,
     Severity, Skill, SkillManifest, SkillMd, SkillReport, load_path, load_skill_dir,
 };
+
+/// Task guides (the `docs/` folder), compiled here so their code cannot rot: every Rust
+/// block in them is a doctest of this crate.
+pub mod guides {
+    #[doc = include_str!("../docs/embedding.md")]
+    pub mod embedding {}
+    #[doc = include_str!("../docs/stores.md")]
+    pub mod stores {}
+    #[doc = include_str!("../docs/sandbox.md")]
+    pub mod sandbox {}
+    #[doc = include_str!("../docs/policy.md")]
+    pub mod policy {}
+    #[doc = include_str!("../docs/mcp.md")]
+    pub mod mcp {}
+    #[doc = include_str!("../docs/cli.md")]
+    pub mod cli {}
+    #[doc = include_str!("../docs/install-and-scan.md")]
+    pub mod install_and_scan {}
+    #[doc = include_str!("../docs/backends.md")]
+    pub mod backends {}
+}
+
+/// The README's code, compiled and run as doctests (not part of the API).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -12,6 +12,10 @@ mod llm;
 mod preamble;
 mod tools;
 
+/// The rig guide (`docs/rig.md`), compiled here so its code cannot rot.
+#[doc = include_str!("../../docs/rig.md")]
+pub mod guide {}
+
 pub use llm::RigLlm;
 pub use preamble::{Preamble, preamble};
 pub use tools::{LOAD_SKILL, LoadSkillParts, SKILL_CONTENT_SOURCE, SkillTools};
