@@ -689,7 +689,7 @@ fn serve_and_install_from_mcp_round_trip_and_bad_arguments_are_usage_errors() {
 
     // `serve --http` on a free loopback port, with a bearer token; `install --mcp` installs
     // every skill it lists into another store, as community.
-    let token = "a-bearer-token-of-some-length";
+    let token = "4b871958663cdcead8450484bad42ebed2302746b3d4a8a2255eab03d658a862";
     let mut server = Command::new(env!("CARGO_BIN_EXE_skills"))
         .args([
             "serve",

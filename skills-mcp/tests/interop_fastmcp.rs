@@ -83,7 +83,7 @@ async fn fastmcp_skills_client_reads_our_server_over_http_with_the_token() {
         return;
     };
     let dir = common::skills_tree();
-    let token = "interop-token-0123456789";
+    let token = "8110926e16e2f22d13891665ae12a043ee565ebbb28e1582bb6a359df113ffb2";
     let server = SkillsMcpServer::for_directory(dir.path())
         .build()
         .await

@@ -286,7 +286,7 @@ async fn http_needs_the_bearer_token_and_loopback() {
         .build()
         .await
         .unwrap();
-    let token = "a-long-enough-token-0123";
+    let token = "782b86f04b87a71a3df96dc65be02cf7eeeba33b741fa2505664b0046dd05850";
 
     // Not loopback, or a short token: refused before binding.
     let public = server
@@ -320,7 +320,7 @@ async fn http_needs_the_bearer_token_and_loopback() {
     for auth in [
         "",
         "Authorization: Bearer wrong-token-0123456789\r\n",
-        "Authorization: a-long-enough-token-0123\r\n",
+        "Authorization: 782b86f04b87a71a3df96dc65be02cf7eeeba33b741fa2505664b0046dd05850\r\n",
     ] {
         let mut stream = tokio::net::TcpStream::connect(handle.local_addr())
             .await
