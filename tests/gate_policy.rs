@@ -915,3 +915,92 @@ async fn approvals_the_gate_asks_for_are_kept_as_records_that_survive_a_restart(
             .is_empty()
     );
 }
+
+/// `authorize`, the door every content read asks: reading a community skill needs no rule,
+/// running its scripts (`load`) does; a daily cap counts only loads; a disabled skill is
+/// refused even by a rule that allows it; each decision is one record.
+#[tokio::test]
+async fn authorize_reads_freely_but_loads_only_by_rule_and_within_the_cap() {
+    use skills::security::gate::{Access, AccessRequest, SkillAction, SkillState};
+    let community = SkillInfo::new(
+        "notes",
+        "community/notes",
+        TrustLevel::Community,
+        RiskLevel::Low,
+    );
+    let state = SkillState::new(community.clone(), "sha256:00");
+    let ask = |action| {
+        AccessRequest::new(principal(), action, "notes", "SKILL.md")
+            .state(state.clone())
+            .catalogued(true)
+            .client("mcp:test")
+    };
+    let code = |access: &Access| match access {
+        Access::Granted(_) => "granted".to_owned(),
+        Access::Denied { code, .. } => code.as_str().to_owned(),
+    };
+    let s = setup(Vec::new());
+    assert_eq!(
+        code(&s.gate.authorize(&ask(SkillAction::Read)).await.unwrap()),
+        "granted"
+    );
+    assert_eq!(
+        code(&s.gate.authorize(&ask(SkillAction::Load)).await.unwrap()),
+        "not_permitted",
+        "a community skill's scripts ran on the default"
+    );
+    let s = setup(vec![
+        PermissionRule::new(
+            "notes-ok",
+            Scope::Organization,
+            Target::Skill("notes".into()),
+        )
+        .execute(true)
+        .max_per_day(1),
+    ]);
+    let granted = s.gate.authorize(&ask(SkillAction::Load)).await.unwrap();
+    let Access::Granted(permit) = &granted else {
+        panic!("{granted:?}")
+    };
+    assert_eq!((permit.skill_id(), permit.digest()), ("notes", "sha256:00"));
+    assert_eq!(
+        code(&s.gate.authorize(&ask(SkillAction::Load)).await.unwrap()),
+        "rate_limited"
+    );
+    // Reads are not loads: the cap does not touch them.
+    assert_eq!(
+        code(&s.gate.authorize(&ask(SkillAction::Read)).await.unwrap()),
+        "granted"
+    );
+    let disabled = AccessRequest::new(principal(), SkillAction::Read, "notes", "SKILL.md")
+        .state(state.clone().enabled(false))
+        .catalogued(true);
+    assert_eq!(
+        code(&s.gate.authorize(&disabled).await.unwrap()),
+        "disabled"
+    );
+    let uncatalogued = ask(SkillAction::Read).catalogued(false);
+    assert_eq!(
+        code(&s.gate.authorize(&uncatalogued).await.unwrap()),
+        "not_catalogued"
+    );
+    let chain = s.store.chains(&s.tenant).await.unwrap();
+    let entries = s
+        .store
+        .read_range(&s.tenant, &chain[0], 1, 100)
+        .await
+        .unwrap();
+    assert_eq!(entries.len(), 5, "one record per decision");
+    assert!(
+        entries[0]
+            .record
+            .security_flags
+            .iter()
+            .any(|f| f == "client:mcp:test")
+    );
+    assert_eq!(
+        entries[0].record.skill_version.as_deref(),
+        Some("sha256:00")
+    );
+    assert!(!entries[1].record.success && entries[1].record.error.is_some());
+}

@@ -503,8 +503,12 @@ async fn read_skill_file_stays_inside_the_skill() {
         .read(&resolution, "leaky", "references/link.md")
         .await
         .unwrap_err();
+    // The manifest leaves the escaping link out, so it is not even catalogued.
     assert!(
-        matches!(escaped, ReadSkillFileError::InvalidPath { .. }),
+        matches!(
+            escaped,
+            ReadSkillFileError::InvalidPath { .. } | ReadSkillFileError::NotFound { .. }
+        ),
         "{escaped:?}"
     );
     assert!(
@@ -616,5 +620,53 @@ fn source_tags_name_the_plugin() {
             .skills
             .iter()
             .any(|s| s.source == SkillOrigin::Repo)
+    );
+}
+
+/// Every door that reads through `SkillFileReader` (the agent tools, activation, adapters)
+/// serves a repo skill's catalogued files only: not a checkout's `.git/config`, an `.env`,
+/// a vendored tree, nor a file written after the skill was loaded.
+#[tokio::test]
+async fn read_skill_file_serves_only_catalogued_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(dir.path(), "notes", "");
+    let skill_dir = dir.path().join("notes");
+    fs::write(skill_dir.join("guide.md"), "the guide\n").unwrap();
+    fs::write(skill_dir.join(".env"), "API_TOKEN=s3cret\n").unwrap();
+    fs::create_dir_all(skill_dir.join(".git")).unwrap();
+    fs::write(
+        skill_dir.join(".git/config"),
+        "url = https://x:ghp_token@example.invalid/r.git\n",
+    )
+    .unwrap();
+    fs::create_dir_all(skill_dir.join("node_modules/pad")).unwrap();
+    fs::write(skill_dir.join("node_modules/pad/index.js"), "1\n").unwrap();
+    let loaded = skills::core::Skill::load(&skill_dir, &LoadOptions::default()).unwrap();
+    let resolution = Resolver::new().resolve_repo(&[loaded]);
+    // Written after the skill was loaded: not in its catalogue.
+    fs::write(skill_dir.join("later.md"), "planted\n").unwrap();
+    let reader = SkillFileReader::new();
+    assert_eq!(
+        reader.read(&resolution, "notes", "guide.md").await.unwrap(),
+        "the guide\n"
+    );
+    for concealed in [".env", ".git/config", "node_modules/pad/index.js", "./.env"] {
+        assert!(
+            matches!(
+                reader.read(&resolution, "notes", concealed).await,
+                Err(ReadSkillFileError::InvalidPath { .. })
+            ),
+            "{concealed} was served"
+        );
+    }
+    assert!(matches!(
+        reader.read(&resolution, "notes", "later.md").await,
+        Err(ReadSkillFileError::NotFound { .. })
+    ));
+    let listing = use_skill(&resolution, "notes").unwrap();
+    assert!(listing.contains("guide.md"), "{listing}");
+    assert!(
+        !listing.contains(".env") && !listing.contains("later.md"),
+        "{listing}"
     );
 }

@@ -134,12 +134,7 @@ pub fn use_skill(resolution: &Resolution, skill_name: &str) -> Result<String, St
         "Skill: {}\n{status}Location: {location}/\nEntrypoint: {}\n\nFiles:\n  {entry_file} (entrypoint)\n",
         skill.id, skill.entrypoint
     );
-    let mut files: Vec<&str> = skill
-        .supporting_files
-        .iter()
-        .map(|f| f.relative_path.as_str())
-        .filter(|p| *p != entry_file)
-        .collect();
+    let mut files: Vec<&str> = served_files(skill).filter(|p| *p != entry_file).collect();
     files.sort_unstable();
     for file in files {
         text.push_str("  ");
@@ -149,6 +144,68 @@ pub fn use_skill(resolution: &Resolution, skill_name: &str) -> Result<String, St
     text.push_str(&format!(
         "\nUse read_file to load the {entry_file} for full instructions."
     ));
+    Ok(text)
+}
+
+/// Directory names whose content is a dependency tree, not the skill's own: never served.
+const VENDORED: &[&str] = &["node_modules", "__pycache__", "site-packages"];
+
+/// Whether `relative` lies in a hidden entry (`.env`, `.git/config`, `.ssh/…`) or a vendored
+/// directory (`node_modules/…`).
+///
+/// Threat: a skill folder that carries a checkout's `.git/config` (a token in its remote
+/// URL), an `.env` of secrets or a dependency tree, which a model asks for by path.
+/// Guarantee: such paths are never listed by [`use_skill`] nor read by
+/// [`SkillFileReader`], whatever the skill's manifest holds.
+pub fn is_concealed(relative: &str) -> bool {
+    relative
+        .split('/')
+        .any(|part| part.starts_with('.') || VENDORED.contains(&part))
+}
+
+/// The skill's catalogued files that are served: its supporting files less the concealed.
+pub fn served_files(skill: &ResolvedSkill) -> impl Iterator<Item = &str> {
+    skill
+        .supporting_files
+        .iter()
+        .map(|f| f.relative_path.as_str())
+        .filter(|p| !is_concealed(p))
+}
+
+/// The entrypoint's file name (`SKILL.md`).
+fn entry_file(skill: &ResolvedSkill) -> &str {
+    skill
+        .entrypoint
+        .rsplit('/')
+        .next()
+        .unwrap_or(skills_core::SKILL_MD)
+}
+
+/// Whether `relative` is the entrypoint or one of the served files of `skill`.
+pub fn is_catalogued(skill: &ResolvedSkill, relative: &str) -> bool {
+    relative == entry_file(skill) || served_files(skill).any(|p| p == relative)
+}
+
+/// The `use_skill` answer with the entrypoint's text: [`use_skill`]'s listing, then
+/// `content` (or, when it could not be read, the reason in its place).
+pub fn use_skill_with_content(
+    resolution: &Resolution,
+    skill_name: &str,
+    content: Result<&str, String>,
+) -> Result<String, String> {
+    let mut text = use_skill(resolution, skill_name)?;
+    let entry = resolution
+        .find(skill_name)
+        .map_or(skills_core::SKILL_MD, entry_file);
+    match content {
+        Ok(content) => {
+            text.push_str(&format!("\n\n{entry}:\n\n{content}"));
+            if !content.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        Err(err) => text.push_str(&format!("\n\n{entry} could not be read: {err}\n")),
+    }
     Ok(text)
 }
 
@@ -272,26 +329,20 @@ impl<'a> SkillFileReader<'a> {
         resolution: &Resolution,
         skill_name: &str,
     ) -> Result<String, String> {
-        let listing = use_skill(resolution, skill_name)?;
+        // The listing first: it carries the unknown-skill answers.
+        use_skill(resolution, skill_name)?;
         let Some(skill) = resolution.find(skill_name) else {
             return Err(not_found(resolution, skill_name));
         };
-        let entry_file = skill
-            .entrypoint
-            .rsplit('/')
-            .next()
-            .unwrap_or(skills_core::SKILL_MD);
-        let mut text = listing;
-        match self.read_file(skill, entry_file).await {
-            Ok(content) => {
-                text.push_str(&format!("\n\n{entry_file}:\n\n{content}"));
-                if !content.ends_with('\n') {
-                    text.push('\n');
-                }
-            }
-            Err(err) => text.push_str(&format!("\n\n{entry_file} could not be read: {err}\n")),
-        }
-        Ok(text)
+        let content = self
+            .read_file(skill, entry_file(skill))
+            .await
+            .map_err(|e| e.to_string());
+        use_skill_with_content(
+            resolution,
+            skill_name,
+            content.as_deref().map_err(Clone::clone),
+        )
     }
 
     /// `read_skill_file`: the text of `path` in the skill `skill_name` names.
@@ -310,7 +361,8 @@ impl<'a> SkillFileReader<'a> {
         self.read_file(skill, path).await
     }
 
-    /// The text of `path` in an already resolved skill.
+    /// The text of `path` in an already resolved skill: only its entrypoint and its served
+    /// files ([`is_catalogued`]); hidden and vendored paths are refused ([`is_concealed`]).
     pub async fn read_file(
         &self,
         skill: &ResolvedSkill,
@@ -323,6 +375,18 @@ impl<'a> SkillFileReader<'a> {
                 reason: problem.to_string(),
             }
         })?;
+        if is_concealed(relative) {
+            return Err(ReadSkillFileError::InvalidPath {
+                path: crate::prompt::one_line(path),
+                reason: "hidden files and vendored directories are not served".into(),
+            });
+        }
+        if !is_catalogued(skill, relative) {
+            return Err(ReadSkillFileError::NotFound {
+                skill: skill.id.clone(),
+                path: crate::prompt::one_line(relative),
+            });
+        }
         match (&skill.store_id, &skill.absolute_path) {
             (Some(id), _) => self.read_stored(skill, id, relative).await,
             (None, Some(root)) => read_contained(root, relative, &skill.id, self.max_bytes),

@@ -5,9 +5,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use skills_install::{InstallRequest, SkillSource};
-use skills_mcp::{ClientLimits, McpSkillSource, ReadAudit, SkillsMcpServer};
+use skills_mcp::{ClientLimits, McpSkillSource, SkillsMcpServer};
 use skills_security::audit::AuditTrail;
-use skills_store_traits::UserScope;
+use skills_security::autonomy::Autonomy;
+use skills_security::gate::PolicyGate;
+use skills_security::permissions::{InMemoryRateLimiter, Permissions, Principal};
+use skills_store_sqlite::SqliteStore;
+use skills_store_traits::{Clock, SystemClock, TenantId, UserScope};
 
 use crate::cli::{Global, InstallArgs, ServeArgs};
 use crate::commands::install::{installer, print_installed, user};
@@ -18,8 +22,10 @@ use crate::store;
 /// `skills serve --stdio [--dir DIR]` / `skills serve --http ADDR --token-env VAR`.
 ///
 /// With `--dir`, the skill directories below it (loaded through skills-core); otherwise what
-/// the resolver gives `--agent` in the store (only enabled skills assigned to it), each read
-/// audited on the store's chain. Runs until the client closes stdio or the process stops.
+/// the resolver gives `--agent` in the store (only enabled skills assigned to it). Either
+/// way every request is decided by the policy gate over the store (its permission rules,
+/// trust history and audit chain, which `--dir` creates when missing) and recorded there.
+/// Runs until the client closes stdio or the process stops.
 pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Status> {
     let token = match &args.token_env {
         Some(var) => match std::env::var(var) {
@@ -55,6 +61,8 @@ pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Sta
             return Err(CliError::Usage("serve needs --stdio or --http ADDR".into()));
         }
     };
+    let tenant = store::tenant(global)?;
+    let path = store::store_path(global);
     let server = match &args.dir {
         Some(dir) => {
             if !dir.is_dir() {
@@ -63,11 +71,14 @@ pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Sta
                     dir.display()
                 )));
             }
-            SkillsMcpServer::for_directory(dir.clone()).build().await?
+            let db = Arc::new(store::open(&path).await?);
+            let (gate, principal) = gate_over(&db, &tenant, &args.agent).await?;
+            SkillsMcpServer::for_directory(dir.clone())
+                .gate(gate, principal)
+                .build()
+                .await?
         }
         None => {
-            let tenant = store::tenant(global)?;
-            let path = store::store_path(global);
             let Some(db) = store::open_existing(&path).await? else {
                 return Err(CliError::Usage(format!(
                     "no store at `{}`: install skills first, or serve a directory with --dir",
@@ -75,9 +86,9 @@ pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Sta
                 )));
             };
             let db = Arc::new(db);
-            let audit = ReadAudit::new(AuditTrail::new(db.clone()), tenant.clone(), user());
+            let (gate, principal) = gate_over(&db, &tenant, &args.agent).await?;
             SkillsMcpServer::for_agent(db, tenant, args.agent.clone())
-                .audit(audit)
+                .gate(gate, principal)
                 .build()
                 .await?
         }
@@ -97,6 +108,30 @@ pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Sta
         }
     }
     Ok(Status::Ok)
+}
+
+/// The policy gate `skills serve` decides with: the store's permission rules (loaded for
+/// `tenant`), its trust history and its audit chain, rate limits in this process; the
+/// principal is the invoking user acting as `agent`.
+async fn gate_over(
+    db: &Arc<SqliteStore>,
+    tenant: &TenantId,
+    agent: &str,
+) -> Result<(PolicyGate, Principal)> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let permissions = Permissions::new(clock.clone()).with_store(db.clone());
+    permissions
+        .load(tenant)
+        .await
+        .map_err(|e| CliError::Skill(format!("the permission rules could not be read: {e}")))?;
+    let gate = PolicyGate::new(
+        Arc::new(permissions),
+        Arc::new(InMemoryRateLimiter::new()),
+        Autonomy::new(db.clone(), clock.clone()),
+        AuditTrail::new(db.clone()),
+        clock,
+    );
+    Ok((gate, Principal::new(tenant.clone(), user()).agent(agent)))
 }
 
 /// The server id an MCP URL stands for in trust paths (`mcp/<id>/<skill>`): its host and

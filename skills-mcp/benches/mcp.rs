@@ -6,6 +6,11 @@
 //!   codec as stdio, without the process boundary), and from our server over real stdio
 //!   (the `skills-mcp-serve` binary as a child process);
 //! * `mcp/read/*`: one `resources/read` of a reference file, the same three ways;
+//! * `mcp/gate/*` (issue 34): the decision every request pays, `PolicyGate::authorize` of one
+//!   read with its audit record, on a checked gate over an in-memory trail and over an
+//!   SQLite file (a durable append per decision); and one `read_skill_file` tool call over
+//!   the duplex pipe, gate and record included (compare `mcp/read/rmcp_skill_catalog_duplex`,
+//!   which checks and records nothing);
 //! * `mcp/install_one`: installing one skill from our server through `McpSkillSource` and
 //!   the full install pipeline (validate, scan, digest, trust, store, audit) into fresh
 //!   in-memory stores.
@@ -19,6 +24,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use rmcp::handler::server::skill_catalog::SkillCatalog;
+use rmcp::model::CallToolRequestParams;
 use rmcp::model::{
     ListSkillsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig,
@@ -27,7 +33,15 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use skills_install::{InstallRequest, Installer};
 use skills_mcp::{ClientLimits, McpSkillSource, SkillsMcpServer};
+use skills_security::TrustLevel;
+use skills_security::audit::AuditTrail;
+use skills_security::autonomy::{Autonomy, RiskLevel};
+use skills_security::gate::{
+    Access, AccessRequest, PolicyGate, SkillAction, SkillInfo, SkillState,
+};
+use skills_security::permissions::{InMemoryRateLimiter, Permissions, Principal};
 use skills_store_traits::UserScope;
+use skills_store_traits::in_memory::InMemoryTrustStore;
 use skills_store_traits::in_memory::{
     InMemoryAuditStore, InMemoryPackageStore, InMemorySkillStore,
 };
@@ -119,7 +133,15 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let dir = tree();
     let (ours, plain, stdio) = rt.block_on(async {
+        // Every read decided by a gate and recorded (in memory), as a host serves them.
+        let gate = skills_security::gate::PolicyGate::allow_all(
+            skills_security::audit::AuditTrail::in_memory(),
+        );
         let server = SkillsMcpServer::for_directory(dir.path())
+            .gate(
+                gate,
+                skills_security::permissions::Principal::new("bench", "bench"),
+            )
             .build()
             .await
             .unwrap();
@@ -171,6 +193,65 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    group.finish();
+
+    let mut group = c.benchmark_group("mcp/gate");
+    group.measurement_time(Duration::from_secs(5));
+    let sqlite_dir = tempfile::tempdir().unwrap();
+    let sqlite = rt.block_on(async {
+        Arc::new(
+            skills_store_sqlite::SqliteStore::open(sqlite_dir.path().join("audit.db"))
+                .await
+                .unwrap(),
+        )
+    });
+    let trails: [(&str, AuditTrail); 2] = [
+        ("authorize_in_memory", AuditTrail::in_memory()),
+        ("authorize_sqlite", AuditTrail::new(sqlite)),
+    ];
+    for (name, trail) in trails {
+        let clock: Arc<dyn skills_store_traits::Clock> = Arc::new(skills_store_traits::SystemClock);
+        let gate = PolicyGate::new(
+            Arc::new(Permissions::new(clock.clone())),
+            Arc::new(InMemoryRateLimiter::new()),
+            Autonomy::new(Arc::new(InMemoryTrustStore::new()), clock.clone()),
+            trail,
+            clock,
+        );
+        let info = SkillInfo::new(
+            "skill-0500",
+            "skill-0500",
+            TrustLevel::Verified,
+            RiskLevel::Low,
+        );
+        let request = AccessRequest::new(
+            Principal::new("bench", "alice").agent("agent-7"),
+            SkillAction::Read,
+            "skill-0500",
+            "references/guide.md",
+        )
+        .state(SkillState::new(info, "sha256:00"))
+        .catalogued(true)
+        .client("mcp:bench")
+        .content(b"Read the guide.\n");
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let access = gate.authorize(&request).await.unwrap();
+                assert!(matches!(access, Access::Granted(_)));
+            })
+        });
+    }
+    group.bench_function("read_skill_file_duplex", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut call = CallToolRequestParams::new("read_skill_file");
+            call.arguments =
+                serde_json::json!({"skill_name": "skill-0500", "path": "references/guide.md"})
+                    .as_object()
+                    .cloned();
+            let result = ours.peer().call_tool(call).await.unwrap();
+            assert_ne!(result.is_error, Some(true));
+        })
+    });
     group.finish();
 
     let mut group = c.benchmark_group("mcp");

@@ -10,7 +10,9 @@
 //! the containment, no-symlink-escape and size rules of `read_skill_file` — and kept, so
 //! the digests in `skills/list` describe exactly the bytes `resources/read` serves.
 //! A skill over [`SnapshotLimits`] or whose entry breaks SEP-2640's rules is left out with
-//! a warning, never served in part.
+//! a warning, never served in part. Hidden entries (`.env`, `.git/…`) and vendored
+//! directories (`node_modules/…`) are never catalogued
+//! ([`is_concealed`](skills_catalog::agent_tools::is_concealed)).
 //!
 //! [`Resolver`]: skills_catalog::Resolver
 
@@ -19,7 +21,8 @@ use std::sync::Arc;
 
 use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::{Map, Value};
-use skills_catalog::agent_tools::SkillFileReader;
+use sha2::{Digest, Sha256};
+use skills_catalog::agent_tools::{SkillFileReader, served_files};
 use skills_catalog::{Resolution, ResolvedSkill};
 use skills_core::SKILL_MD;
 
@@ -56,6 +59,12 @@ pub struct ServedSkill {
     pub entry: Skill,
     /// Every served file by relative path, `SKILL.md` included.
     pub files: BTreeMap<String, Arc<str>>,
+    /// The digest of the served version: SHA-256 over every file's path and SHA-256, in
+    /// path order (`sha256:<hex>`).
+    pub digest: String,
+    /// For a stored skill, its record's `updated_at` and checksum when the snapshot was
+    /// read: a record that differs later means the snapshot is stale.
+    pub stamp: Option<(i64, String)>,
 }
 
 impl ServedSkill {
@@ -119,11 +128,7 @@ async fn read_skill(
         return Err("it has no SKILL.md".into());
     }
     let mut paths: Vec<&str> = vec![SKILL_MD];
-    for file in &resolved.supporting_files {
-        if file.relative_path != SKILL_MD {
-            paths.push(&file.relative_path);
-        }
-    }
+    paths.extend(served_files(resolved).filter(|path| *path != SKILL_MD));
     paths.sort_unstable();
     paths.dedup();
     if paths.len() > limits.max_files {
@@ -169,14 +174,28 @@ async fn read_skill(
         SkillResources::Files(manifest),
     );
     entry.validate().map_err(|e| e.to_string())?;
+    let digest = version_digest(&files);
     Ok((
         ServedSkill {
             resolved: resolved.clone(),
             entry,
             files,
+            digest,
+            stamp: None,
         },
         skipped,
     ))
+}
+
+/// `sha256:` of every file's path and SHA-256, in path order.
+fn version_digest(files: &BTreeMap<String, Arc<str>>) -> String {
+    let mut hasher = Sha256::new();
+    for (path, text) in files {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        hasher.update(Sha256::digest(text.as_bytes()));
+    }
+    format!("sha256:{}", hex::encode(hasher.finalize()))
 }
 
 /// The frontmatter as written (every key, through skills-core's reader), or — for a stored

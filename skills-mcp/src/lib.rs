@@ -24,7 +24,14 @@
 //!     dir.path().join("greeter/SKILL.md"),
 //!     "---\nname: greeter\ndescription: Greets people.\n---\nSay hello.\n",
 //! )?;
-//! let server = SkillsMcpServer::for_directory(dir.path()).build().await?;
+//! // Every request is decided by the host's policy gate and recorded on its audit trail.
+//! let trail = skills_security::audit::AuditTrail::in_memory();
+//! let gate = skills_security::gate::PolicyGate::allow_all(trail.clone());
+//! let me = skills_security::permissions::Principal::new("acme", "alice").agent("agent-7");
+//! let server = SkillsMcpServer::for_directory(dir.path())
+//!     .gate(gate, me.clone())
+//!     .build()
+//!     .await?;
 //!
 //! // A client on the other end of an in-process pipe (a child's stdio or HTTP in practice).
 //! let (ours, theirs) = tokio::io::duplex(64 * 1024);
@@ -32,6 +39,7 @@
 //! let source = McpSkillSource::connect_stream("local-test", ours).await?;
 //! let package = source.fetch("greeter", None).await?;
 //! assert_eq!(package.files()[0].path, "SKILL.md");
+//! assert!(trail.verify(&me.tenant).await?.checked >= 1); // the reads are on the chain
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -46,4 +54,4 @@ pub mod server;
 pub use client::{ClientLimits, McpSkillSource, McpToolCache, import_tools};
 pub use error::{Error, Result};
 pub use server::http::{HttpHandle, HttpOptions};
-pub use server::{LoadSkillParts, ReadAudit, SkillsMcpServer, SkillsMcpServerBuilder};
+pub use server::{LoadSkillParts, SkillsMcpServer, SkillsMcpServerBuilder};

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use skills_install::{InstallRequest, Installer, SkillSource};
-use skills_mcp::{ClientLimits, HttpOptions, McpSkillSource, SkillsMcpServer};
+use skills_mcp::{ClientLimits, HttpOptions, McpSkillSource};
 use skills_store_traits::in_memory::{
     InMemoryAuditStore, InMemoryPackageStore, InMemorySkillStore,
 };
@@ -84,10 +84,7 @@ async fn fastmcp_skills_client_reads_our_server_over_http_with_the_token() {
     };
     let dir = common::skills_tree();
     let token = "8110926e16e2f22d13891665ae12a043ee565ebbb28e1582bb6a359df113ffb2";
-    let server = SkillsMcpServer::for_directory(dir.path())
-        .build()
-        .await
-        .unwrap();
+    let server = common::directory_server(dir.path()).build().await.unwrap();
     let handle = server
         .bind_http(
             "127.0.0.1:0".parse().unwrap(),

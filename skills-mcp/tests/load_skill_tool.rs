@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::model::{CallToolRequestParams, ContentBlock};
-use skills_mcp::{LoadSkillParts, McpSkillSource, SkillsMcpServer};
+use skills_mcp::{LoadSkillParts, McpSkillSource};
 use skills_security::sandbox::ScriptedSandbox;
 use skills_security::{
     ApprovalChannel, ApprovalOption, ApprovalRequest, Approvals, NonInteractive, SessionScope,
@@ -37,7 +37,7 @@ async fn load(approvals: Approvals) -> (String, Arc<ScriptedSandbox>) {
         TrustLevel::User,
         scratch.path(),
     );
-    let server = SkillsMcpServer::for_directory(dir.path())
+    let server = common::directory_server(dir.path())
         .load_skill(parts)
         .build()
         .await

@@ -12,8 +12,10 @@ use rmcp::model::{
 };
 use skills_install::{InstallRequest, Installer, SkillSource};
 use skills_mcp::protocol::{SkillResources, skill_uri};
-use skills_mcp::{McpSkillSource, ReadAudit, SkillsMcpServer};
+use skills_mcp::{McpSkillSource, SkillsMcpServer};
 use skills_security::audit::AuditTrail;
+use skills_security::gate::PolicyGate;
+use skills_security::permissions::Principal;
 use skills_store_traits::in_memory::{
     InMemoryAuditStore, InMemoryPackageStore, InMemorySkillStore,
 };
@@ -30,10 +32,7 @@ async fn connect(server: SkillsMcpServer) -> McpSkillSource {
 #[tokio::test]
 async fn lists_gets_and_reads_a_directory_with_digests() {
     let dir = common::skills_tree();
-    let server = SkillsMcpServer::for_directory(dir.path())
-        .build()
-        .await
-        .unwrap();
+    let server = common::directory_server(dir.path()).build().await.unwrap();
     assert_eq!(server.skill_names(), ["greeter", "pdf-tools"]);
     let source = connect(server).await;
 
@@ -87,10 +86,7 @@ async fn lists_gets_and_reads_a_directory_with_digests() {
 async fn escaping_and_unknown_uris_are_refused() {
     let dir = common::skills_tree();
     common::write(dir.path(), "secret.txt", "top secret\n");
-    let server = SkillsMcpServer::for_directory(dir.path())
-        .build()
-        .await
-        .unwrap();
+    let server = common::directory_server(dir.path()).build().await.unwrap();
     let source = connect(server).await;
     for uri in [
         "skill://greeter/../secret.txt",
@@ -120,10 +116,7 @@ async fn a_symlink_out_of_the_skill_is_not_served() {
         dir.path().join("greeter/references/key.md"),
     )
     .unwrap();
-    let server = SkillsMcpServer::for_directory(dir.path())
-        .build()
-        .await
-        .unwrap();
+    let server = common::directory_server(dir.path()).build().await.unwrap();
     let source = connect(server).await;
     let entry = source.entry("greeter").await.unwrap();
     let SkillResources::Files(files) = &entry.resources else {
@@ -183,7 +176,10 @@ async fn an_agent_sees_only_its_enabled_assigned_skills_and_reads_are_audited() 
     let (store, tenant) = agent_store().await;
     let trail = AuditTrail::new(Arc::new(InMemoryAuditStore::new()));
     let server = SkillsMcpServer::for_agent(store.clone(), tenant.clone(), "agent-7")
-        .audit(ReadAudit::new(trail.clone(), tenant.clone(), "agent-7"))
+        .gate(
+            PolicyGate::allow_all(trail.clone()),
+            Principal::new(tenant.clone(), "agent-7").agent("agent-7"),
+        )
         .build()
         .await
         .unwrap();
@@ -215,8 +211,9 @@ async fn an_agent_sees_only_its_enabled_assigned_skills_and_reads_are_audited() 
         panic!("text")
     };
     assert_eq!(text, "notes\n");
+    // Two refusals and one read, each on the chain.
     let head = trail.head(&tenant).await.unwrap().expect("an audit entry");
-    assert_eq!(head.sequence, 1);
+    assert_eq!(head.sequence, 3);
     assert!(trail.verify(&tenant).await.unwrap().is_intact());
 
     // The tools answer from the same resolution, audited too.
@@ -234,17 +231,14 @@ async fn an_agent_sees_only_its_enabled_assigned_skills_and_reads_are_audited() 
     assert_eq!(result.is_error, Some(true), "an unassigned skill answered");
     assert_eq!(
         trail.head(&tenant).await.unwrap().map(|h| h.sequence),
-        Some(2)
+        Some(5)
     );
 }
 
 #[tokio::test]
 async fn installs_from_an_mcp_server_as_community_unless_trusted() {
     let dir = common::skills_tree();
-    let server = SkillsMcpServer::for_directory(dir.path())
-        .build()
-        .await
-        .unwrap();
+    let server = common::directory_server(dir.path()).build().await.unwrap();
     let source = connect(server).await;
     let scope = UserScope::new("acme", "alice");
 
@@ -282,10 +276,7 @@ async fn http_needs_the_bearer_token_and_loopback() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let dir = common::skills_tree();
-    let server = SkillsMcpServer::for_directory(dir.path())
-        .build()
-        .await
-        .unwrap();
+    let server = common::directory_server(dir.path()).build().await.unwrap();
     let token = "782b86f04b87a71a3df96dc65be02cf7eeeba33b741fa2505664b0046dd05850";
 
     // Not loopback, or a short token: refused before binding.
@@ -363,10 +354,7 @@ async fn imported_tools_are_cached_per_tenant_and_server_for_fifteen_minutes() {
     use skills_store_traits::ManualClock;
 
     let dir = common::skills_tree();
-    let server = SkillsMcpServer::for_directory(dir.path())
-        .build()
-        .await
-        .unwrap();
+    let server = common::directory_server(dir.path()).build().await.unwrap();
     let source = connect(server).await;
     let clock = ManualClock::new(1_000_000);
     let cache = McpToolCache::new(clock.clone());

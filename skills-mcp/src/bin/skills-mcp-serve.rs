@@ -9,6 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use skills_mcp::SkillsMcpServer;
+use skills_security::audit::AuditTrail;
+use skills_security::gate::PolicyGate;
+use skills_security::permissions::Principal;
 
 const USAGE: &str = "usage: skills-mcp-serve --dir <skills> (--stdio | --http <addr>)\n  --http reads the bearer token from SKILLS_MCP_TOKEN and prints `listening <url>`";
 
@@ -49,7 +52,14 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let server = match SkillsMcpServer::for_directory(dir).build().await {
+    // A test server: every read allowed and recorded on a trail kept in memory.
+    let gate = PolicyGate::allow_all(AuditTrail::in_memory());
+    let principal = Principal::new("local", "skills-mcp-serve");
+    let server = match SkillsMcpServer::for_directory(dir)
+        .gate(gate, principal)
+        .build()
+        .await
+    {
         Ok(server) => server,
         Err(e) => {
             eprintln!("{e}");

@@ -2,22 +2,27 @@
 //! `resources/read`, `resources/directory/read`) and, for clients without the extension,
 //! the tools `use_skill`, `read_skill_file` and `load_skill`.
 //!
-//! Threat: a client reading skills the agent is not assigned, disabled skills, files outside
-//! a skill, or reading without a trace; a network peer reaching the HTTP endpoint.
-//! Guarantee: the server serves one [`Snapshot`] — the winners of
-//! the agent's resolution, read under the catalog's containment and size rules — and
-//! nothing else: an unknown or escaping URI is an `invalid params` / `resource not found`
-//! error that names only the URI; every content read is audited when a [`ReadAudit`] is
-//! configured, and refused when the audit fails; scripts run only through `load_skill`,
-//! after approval ([`LoadSkillParts`]). HTTP: see [`http`].
+//! Threat: a client reading skills the agent is not assigned, disabled, removed or
+//! re-trusted skills, hidden or vendored files, files outside a skill, or reading without a
+//! trace; one client's approvals reaching another; a network peer reaching the HTTP
+//! endpoint. Guarantee: the server serves the catalogued files of one [`Snapshot`] (the
+//! winners of the agent's resolution, read under the catalog's containment and size rules)
+//! and nothing else, and every `skills/get`, `resources/read`, directory read and tool call
+//! is decided by the host's [`PolicyGate`] ([`PolicyGate::authorize`]) against the skill's
+//! state in the store at that request (see `govern.rs`), recorded on the tenant's chain
+//! before anything is served (a failed record refuses); a server cannot be built without a
+//! gate. Scripts run only through `load_skill`, after approval ([`LoadSkillParts`]), and
+//! approvals given on one connection (one MCP session) never reach another. HTTP: see
+//! [`http`].
 
-mod audit;
+mod govern;
 pub mod http;
 mod tools;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetSkillRequestParams, GetSkillResult, Implementation,
@@ -31,16 +36,19 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use skills_catalog::Resolver;
 use skills_catalog::agent_tools::SkillFileReader;
 use skills_core::{Discovery, LoadOptions, SKILL_MD};
+use skills_security::gate::{DenyCode, PolicyGate, SkillAction};
+use skills_security::permissions::Principal;
 use skills_store_traits::{SkillStore, TenantId};
 
-pub use audit::ReadAudit;
 pub use tools::LoadSkillParts;
 
-use crate::content::{ServedSkill, Snapshot, SnapshotLimits};
+use crate::content::{Snapshot, SnapshotLimits};
 use crate::error::{Error, Result};
 use crate::protocol::{DIRECTORY_MIME_TYPE, directory_uri, parse_skill_uri, skill_uri};
+use govern::{Governed, Granted, Target};
 
 /// Where the served skills come from.
+#[derive(Clone)]
 enum Source {
     /// Skill directories below these roots, through skills-core discovery.
     Directory(Vec<PathBuf>),
@@ -59,7 +67,7 @@ enum Source {
 #[must_use]
 pub struct SkillsMcpServerBuilder {
     source: Source,
-    audit: Option<ReadAudit>,
+    gate: Option<(Arc<PolicyGate>, Principal)>,
     load: Option<LoadSkillParts>,
     limits: SnapshotLimits,
     load_options: LoadOptions,
@@ -67,9 +75,12 @@ pub struct SkillsMcpServerBuilder {
 }
 
 impl SkillsMcpServerBuilder {
-    /// Records every read on this audit trail (recommended; see [`ReadAudit`]).
-    pub fn audit(mut self, audit: ReadAudit) -> Self {
-        self.audit = Some(audit);
+    /// The policy gate every request is decided by, for `principal` (tenant, user, agent):
+    /// required. Each decision is recorded on the gate's audit trail in the principal's
+    /// tenant. A host that decides elsewhere passes [`PolicyGate::allow_all`], which still
+    /// refuses disabled, removed and uncatalogued content and still records.
+    pub fn gate(mut self, gate: impl Into<Arc<PolicyGate>>, principal: Principal) -> Self {
+        self.gate = Some((gate.into(), principal));
         self
     }
 
@@ -114,70 +125,151 @@ impl SkillsMcpServerBuilder {
         self
     }
 
-    /// Resolves the catalog and reads every served file.
+    /// Resolves the catalog and reads every served file. Fails without a
+    /// [`gate`](Self::gate).
     pub async fn build(self) -> Result<SkillsMcpServer> {
-        let (snapshot, store) = match self.source {
-            Source::Directory(roots) => {
-                let mut discovery = Discovery::new(self.load_options.clone());
-                for root in roots {
-                    discovery = discovery.root(root);
-                }
-                let report = discovery.run();
-                let skills = report.into_skills();
-                let resolution = Resolver::new().resolve_repo(&skills);
-                let reader = SkillFileReader::new().max_bytes(self.limits.max_file_bytes);
-                (
-                    Snapshot::build(resolution, &reader, self.limits).await,
-                    None,
-                )
-            }
-            Source::Agent {
-                store,
-                tenant,
-                agent,
-                team,
-                repo,
-            } => {
-                let resolution = Resolver::new()
-                    .resolve_for_agent(store.as_ref(), &tenant, &agent, team.as_deref(), &repo)
-                    .await?;
-                let reader = SkillFileReader::with_store(store.as_ref(), &tenant)
-                    .max_bytes(self.limits.max_file_bytes);
-                let snapshot = Snapshot::build(resolution, &reader, self.limits).await;
-                (snapshot, Some((store, tenant)))
-            }
+        let Some((gate, principal)) = self.gate else {
+            return Err(Error::Config(
+                "an MCP server needs a policy gate: .gate(gate, principal) \
+                 (PolicyGate::allow_all(trail) serves every enabled skill and still records)"
+                    .into(),
+            ));
         };
-        let directories = directories(&snapshot);
+        let store = match &self.source {
+            Source::Agent { store, tenant, .. } => Some((store.clone(), tenant.clone())),
+            Source::Directory(_) => None,
+        };
+        let served = read_served(&self.source, &self.limits, &self.load_options).await?;
         Ok(SkillsMcpServer {
             inner: Arc::new(Inner {
-                snapshot,
-                directories,
+                served: RwLock::new(Arc::new(served)),
+                source: self.source,
                 store,
-                audit: self.audit,
+                gate,
+                principal,
                 load: self.load,
                 info: self.info,
-                max_file_bytes: self.limits.max_file_bytes,
+                limits: self.limits,
+                load_options: self.load_options,
             }),
+            connection: next_connection(),
         })
     }
 }
 
-struct Inner {
+/// What one snapshot serves: the skills and, for `resources/directory/read`, their
+/// directories.
+pub(crate) struct Served {
     snapshot: Snapshot,
     /// `resources/directory/read` answers by directory URI.
     directories: BTreeMap<String, Vec<Resource>>,
-    store: Option<(Arc<dyn SkillStore>, TenantId)>,
-    audit: Option<ReadAudit>,
-    load: Option<LoadSkillParts>,
-    info: Implementation,
-    max_file_bytes: u64,
+    /// Stored skills asked for but not served, with the record stamp they had then: a
+    /// request for one reads the catalog again only when its record changed.
+    absent: std::sync::Mutex<BTreeMap<String, (i64, String)>>,
 }
 
-/// A governed skills catalog as an MCP server. Cheap to clone (one `Arc`).
+/// Most absent skills remembered (past it the oldest requests simply re-check).
+const MAX_ABSENT: usize = 10_000;
+
+impl Served {
+    fn was_absent(&self, id: &str, stamp: &(i64, String)) -> bool {
+        let absent = self.absent.lock().unwrap_or_else(|p| p.into_inner());
+        absent.get(id) == Some(stamp)
+    }
+
+    fn note_absent(&self, id: &str, stamp: (i64, String)) {
+        let mut absent = self.absent.lock().unwrap_or_else(|p| p.into_inner());
+        if absent.len() < MAX_ABSENT || absent.contains_key(id) {
+            absent.insert(id.to_owned(), stamp);
+        }
+    }
+}
+
+/// Resolves `source` and reads every served file; stored skills carry their record's stamp,
+/// read before their files (a change in between shows as stale on the next request).
+async fn read_served(
+    source: &Source,
+    limits: &SnapshotLimits,
+    load_options: &LoadOptions,
+) -> Result<Served> {
+    let snapshot = match source {
+        Source::Directory(roots) => {
+            let mut discovery = Discovery::new(load_options.clone());
+            for root in roots {
+                discovery = discovery.root(root.clone());
+            }
+            let skills = discovery.run().into_skills();
+            let resolution = Resolver::new().resolve_repo(&skills);
+            let reader = SkillFileReader::new().max_bytes(limits.max_file_bytes);
+            Snapshot::build(resolution, &reader, *limits).await
+        }
+        Source::Agent {
+            store,
+            tenant,
+            agent,
+            team,
+            repo,
+        } => {
+            let resolution = Resolver::new()
+                .resolve_for_agent(store.as_ref(), tenant, agent, team.as_deref(), repo)
+                .await?;
+            let mut stamps = BTreeMap::new();
+            for skill in resolution.winners() {
+                if let Some(id) = &skill.store_id
+                    && let Some(record) = store
+                        .find_skill_by_id(tenant, id)
+                        .await
+                        .map_err(skills_catalog::Error::from)?
+                {
+                    stamps.insert(skill.id.clone(), (record.updated_at, record.checksum));
+                }
+            }
+            let reader = SkillFileReader::with_store(store.as_ref(), tenant)
+                .max_bytes(limits.max_file_bytes);
+            let mut snapshot = Snapshot::build(resolution, &reader, *limits).await;
+            for (id, skill) in &mut snapshot.skills {
+                skill.stamp = stamps.remove(id);
+            }
+            snapshot
+        }
+    };
+    let directories = directories(&snapshot);
+    Ok(Served {
+        snapshot,
+        directories,
+        absent: Default::default(),
+    })
+}
+
+/// A fresh connection id: this process's id and a counter (`<pid>-<n>`).
+fn next_connection() -> Arc<str> {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{}-{n}", std::process::id()).into()
+}
+
+struct Inner {
+    /// The current snapshot; replaced whole when a request finds it stale.
+    served: RwLock<Arc<Served>>,
+    source: Source,
+    store: Option<(Arc<dyn SkillStore>, TenantId)>,
+    gate: Arc<PolicyGate>,
+    principal: Principal,
+    load: Option<LoadSkillParts>,
+    info: Implementation,
+    limits: SnapshotLimits,
+    load_options: LoadOptions,
+}
+
+/// A governed skills catalog as an MCP server. Cheap to clone (one `Arc`); each connection
+/// it serves gets a handler of its own ([`new_connection`](Self::new_connection)).
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
 /// use skills_mcp::SkillsMcpServer;
+/// use skills_security::audit::AuditTrail;
+/// use skills_security::gate::PolicyGate;
+/// use skills_security::permissions::Principal;
 ///
 /// let dir = tempfile::tempdir()?;
 /// std::fs::create_dir(dir.path().join("greeter"))?;
@@ -185,7 +277,12 @@ struct Inner {
 ///     dir.path().join("greeter/SKILL.md"),
 ///     "---\nname: greeter\ndescription: Greets people.\n---\nSay hello.\n",
 /// )?;
-/// let server = SkillsMcpServer::for_directory(dir.path()).build().await?;
+/// // Every request is decided by the gate and recorded on its trail.
+/// let gate = PolicyGate::allow_all(AuditTrail::in_memory());
+/// let server = SkillsMcpServer::for_directory(dir.path())
+///     .gate(gate, Principal::new("acme", "alice").agent("agent-7"))
+///     .build()
+///     .await?;
 /// assert_eq!(server.skill_names(), ["greeter"]);
 /// // server.serve_stdio().await?;  or  server.serve_http(addr, token).await?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -195,13 +292,15 @@ struct Inner {
 #[derive(Clone)]
 pub struct SkillsMcpServer {
     inner: Arc<Inner>,
+    /// This handler's connection (the client in audit records, the chat of approvals).
+    connection: Arc<str>,
 }
 
 impl std::fmt::Debug for SkillsMcpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SkillsMcpServer")
-            .field("skills", &self.inner.snapshot.skills.len())
-            .field("audited", &self.inner.audit.is_some())
+            .field("skills", &self.current().snapshot.skills.len())
+            .field("connection", &self.connection)
             .field("load_skill", &self.inner.load.is_some())
             .finish_non_exhaustive()
     }
@@ -211,7 +310,7 @@ impl SkillsMcpServer {
     fn builder(source: Source) -> SkillsMcpServerBuilder {
         SkillsMcpServerBuilder {
             source,
-            audit: None,
+            gate: None,
             load: None,
             limits: SnapshotLimits::default(),
             load_options: LoadOptions::default(),
@@ -248,12 +347,35 @@ impl SkillsMcpServer {
 
     /// The served skills' names, sorted.
     pub fn skill_names(&self) -> Vec<String> {
-        self.inner.snapshot.skills.keys().cloned().collect()
+        self.current().snapshot.skills.keys().cloned().collect()
     }
 
     /// Skills and files left out of the catalog, and why.
-    pub fn warnings(&self) -> &[String] {
-        &self.inner.snapshot.warnings
+    pub fn warnings(&self) -> Vec<String> {
+        self.current().snapshot.warnings.clone()
+    }
+
+    /// The same server for another connection: its own client id in audit records and its
+    /// own approval session, so one client's "yes for this session" never reaches another.
+    /// Each transport served (and each HTTP session) gets one.
+    pub fn new_connection(&self) -> SkillsMcpServer {
+        SkillsMcpServer {
+            inner: self.inner.clone(),
+            connection: next_connection(),
+        }
+    }
+
+    /// This handler's connection id.
+    pub fn connection(&self) -> &str {
+        &self.connection
+    }
+
+    /// The current snapshot.
+    fn current(&self) -> Arc<Served> {
+        match self.inner.served.read() {
+            Ok(served) => served.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// Serves one client over standard input and output until it disconnects.
@@ -269,6 +391,7 @@ impl SkillsMcpServer {
         E: std::error::Error + Send + Sync + 'static,
     {
         let running = self
+            .new_connection()
             .serve(transport)
             .await
             .map_err(|e| Error::Transport(e.to_string()))?;
@@ -278,35 +401,18 @@ impl SkillsMcpServer {
             .map(|_| ())
             .map_err(|e| Error::Transport(e.to_string()))
     }
+}
 
-    fn skill(&self, name: &str) -> Option<&ServedSkill> {
-        self.inner.snapshot.skills.get(name)
-    }
+/// `resource not found`, naming only the URI.
+fn not_served(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(format!("no resource {}", crate::error::shown(uri)), None)
+}
 
-    async fn audited(
-        &self,
-        skill: &ServedSkill,
-        method: &str,
-        target: &str,
-        served: &[u8],
-    ) -> std::result::Result<(), ErrorData> {
-        match &self.inner.audit {
-            Some(audit) => audit
-                .record(skill, method, target, served, true)
-                .await
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
-            None => Ok(()),
-        }
-    }
-
-    /// The served file at `uri`.
-    fn file(&self, uri: &str) -> std::result::Result<(&ServedSkill, String, Arc<str>), ErrorData> {
-        let (name, path) =
-            parse_skill_uri(uri).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let not_found = || ErrorData::resource_not_found(format!("no resource {uri}"), None);
-        let skill = self.skill(&name).ok_or_else(not_found)?;
-        let text = skill.files.get(&path).cloned().ok_or_else(not_found)?;
-        Ok((skill, path, text))
+/// The protocol error for a refusal: not found for what is not served, else the reason.
+fn refusal(uri: &str, code: DenyCode, reason: &str) -> ErrorData {
+    match code {
+        DenyCode::UnknownSkill | DenyCode::NotCatalogued => not_served(uri),
+        _ => ErrorData::invalid_request(format!("refused ({code}): {reason}"), None),
     }
 }
 
@@ -380,8 +486,9 @@ impl ServerHandler for SkillsMcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListSkillsResult, ErrorData> {
+        self.refresh_if_stale().await?;
         Ok(ListSkillsResult::with_all_items(
-            self.inner.snapshot.entries(),
+            self.current().snapshot.entries(),
         ))
     }
 
@@ -391,15 +498,21 @@ impl ServerHandler for SkillsMcpServer {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<GetSkillResult, ErrorData> {
         let unknown = || ErrorData::invalid_params(format!("unknown skill {}", request.uri), None);
-        let (name, path) = parse_skill_uri(&request.uri).map_err(|_| unknown())?;
-        let skill = self
-            .skill(&name)
-            .filter(|_| path == SKILL_MD)
-            .ok_or_else(unknown)?;
-        if skill.entry.uri != request.uri {
-            return Err(unknown());
+        let (name, target) = match parse_skill_uri(&request.uri) {
+            Ok((name, path)) if path == SKILL_MD => (name, Target::File(SKILL_MD)),
+            Ok((name, _)) => (name, Target::Nothing(&request.uri)),
+            Err(_) => (request.uri.clone(), Target::Nothing(&request.uri)),
+        };
+        let granted = match self.govern(SkillAction::Get, &name, target).await? {
+            Governed::Granted(granted) => granted,
+            Governed::Denied(..) => return Err(unknown()),
+        };
+        match granted.skill() {
+            Some(skill) if skill.entry.uri == request.uri => {
+                Ok(GetSkillResult::new(skill.entry.clone()))
+            }
+            _ => Err(unknown()),
         }
-        Ok(GetSkillResult::new(skill.entry.clone()))
     }
 
     async fn list_resources(
@@ -407,8 +520,9 @@ impl ServerHandler for SkillsMcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListResourcesResult, ErrorData> {
-        let resources = self
-            .inner
+        self.refresh_if_stale().await?;
+        let served = self.current();
+        let resources = served
             .snapshot
             .skills
             .values()
@@ -428,9 +542,24 @@ impl ServerHandler for SkillsMcpServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ReadResourceResponse, ErrorData> {
-        let (skill, path, text) = self.file(&request.uri)?;
-        self.audited(skill, "resources/read", &request.uri, text.as_bytes())
-            .await?;
+        let parsed = parse_skill_uri(&request.uri);
+        let (name, target) = match &parsed {
+            Ok((name, path)) => (name.clone(), Target::File(path)),
+            Err(_) => (request.uri.clone(), Target::Nothing(&request.uri)),
+        };
+        let text = match self.govern(SkillAction::Read, &name, target).await? {
+            Governed::Granted(Granted {
+                text: Some(text), ..
+            }) => text,
+            Governed::Granted(_) => return Err(not_served(&request.uri)),
+            Governed::Denied(code, reason) => {
+                return Err(match parsed {
+                    Err(e) => ErrorData::invalid_params(e.to_string(), None),
+                    Ok(_) => refusal(&request.uri, code, &reason),
+                });
+            }
+        };
+        let path = parsed.map(|(_, path)| path).unwrap_or_default();
         let contents =
             ResourceContents::text(text.as_ref(), &request.uri).with_mime_type(mime_of(&path));
         Ok(ReadResourceResult::new(vec![contents]).into())
@@ -443,9 +572,21 @@ impl ServerHandler for SkillsMcpServer {
     ) -> std::result::Result<ReadResourceDirectoryResult, ErrorData> {
         let not_dir =
             || ErrorData::invalid_params(format!("not a directory: {}", request.uri), None);
-        let (name, path) = parse_skill_uri(&request.uri).map_err(|_| not_dir())?;
-        let children = self
-            .inner
+        let parsed = parse_skill_uri(&request.uri);
+        let (name, target) = match &parsed {
+            Ok((name, path)) => (name.clone(), Target::Directory(path)),
+            Err(_) => (request.uri.clone(), Target::Nothing(&request.uri)),
+        };
+        let granted = match self.govern(SkillAction::Get, &name, target).await? {
+            Governed::Granted(granted) => granted,
+            Governed::Denied(DenyCode::NotCatalogued | DenyCode::UnknownSkill, _) => {
+                return Err(not_dir());
+            }
+            Governed::Denied(code, reason) => return Err(refusal(&request.uri, code, &reason)),
+        };
+        let (_, path) = parsed.map_err(|_| not_dir())?;
+        let children = granted
+            .served
             .directories
             .get(&directory_uri(&name, &path))
             .ok_or_else(not_dir)?;

@@ -4,11 +4,15 @@
 //! referenced scripts only, one approval through the host's [`Approvals`] — for example the
 //! option runtime — then the sandbox).
 //!
-//! Threat: a model driving the tools into other skills, other files or unapproved scripts.
-//! Guarantee: the tools resolve names only within the served resolution; files are read by
-//! [`SkillFileReader`] (containment, size and text rules); a script runs only through
-//! [`ScriptRunner::load_skill`]; failures are tool results with `isError`, never protocol
-//! errors that hide the reason from the model, and never panics.
+//! Threat: a model driving the tools into other skills, other files, skills the snapshot
+//! left out, or unapproved scripts; one client's session approval used by another.
+//! Guarantee: every call is decided by the gate like the resources are (`govern.rs`):
+//! `use_skill` and `read_skill_file` answer only from the snapshot's catalogued files of a
+//! served skill (never from disk or the store directly, so a hidden, vendored or
+//! left-out file is never read); `load_skill` runs scripts only through
+//! [`ScriptRunner::load_skill`], after the gate allowed [`SkillAction::Load`], in an
+//! approval session of this connection alone; failures and refusals are tool results with
+//! `isError`, never protocol errors that hide the reason from the model, and never panics.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,13 +23,16 @@ use rmcp::model::{
 };
 use serde_json::Value;
 use skills_catalog::agent_tools::{
-    READ_SKILL_FILE, READ_SKILL_FILE_DESCRIPTION, SkillFileReader, USE_SKILL,
-    read_skill_file_schema, use_skill_description, use_skill_schema,
+    NO_SKILLS, READ_SKILL_FILE, READ_SKILL_FILE_DESCRIPTION, SkillFileReader, USE_SKILL, not_found,
+    read_skill_file_schema, use_skill_description, use_skill_schema, use_skill_with_content,
 };
+use skills_core::SKILL_MD;
+use skills_security::gate::{DenyCode, SkillAction};
 use skills_security::sandbox::Sandbox;
 use skills_security::{Approvals, ScriptRunner, SessionScope, TrustLevel};
 
 use super::SkillsMcpServer;
+use super::govern::{Governed, Granted, Target};
 
 /// The `load_skill` tool's name.
 pub const LOAD_SKILL: &str = "load_skill";
@@ -119,29 +126,53 @@ impl SkillsMcpServer {
         tools
     }
 
+    /// A reader for `load_skill`'s referenced files (the catalog's containment, catalogue
+    /// and size rules; stored skills from the store).
     fn reader(&self) -> SkillFileReader<'_> {
         let reader = match &self.inner.store {
             Some((store, tenant)) => SkillFileReader::with_store(store.as_ref(), tenant),
             None => SkillFileReader::new(),
         };
-        reader.max_bytes(self.inner.max_file_bytes)
+        reader.max_bytes(self.inner.limits.max_file_bytes)
     }
 
-    /// Audits a tool's answer about the skill `name` names (when it names a served one).
-    async fn audit_tool(
+    /// The served skill a tool's `skill_name` names (the catalog's matching: slug, then
+    /// name, case-insensitively), or the name as given when none does.
+    fn tool_skill_id(&self, name: &str) -> String {
+        let served = self.current();
+        served
+            .snapshot
+            .resolution
+            .find(name)
+            .filter(|resolved| served.snapshot.skills.contains_key(&resolved.id))
+            .map_or_else(|| name.to_owned(), |resolved| resolved.id.clone())
+    }
+
+    /// The gate's answer for a tool, as the tool's error text when refused.
+    async fn govern_tool(
         &self,
+        action: SkillAction,
         name: &str,
-        tool: &str,
-        target: &str,
-        text: &str,
-    ) -> Result<(), ErrorData> {
-        let Some(resolved) = self.inner.snapshot.resolution.find(name) else {
-            return Ok(());
-        };
-        match self.skill(&resolved.id) {
-            Some(skill) => self.audited(skill, tool, target, text.as_bytes()).await,
-            None => Ok(()),
-        }
+        path: &str,
+    ) -> Result<Result<Granted, String>, ErrorData> {
+        let id = self.tool_skill_id(name);
+        Ok(match self.govern(action, &id, Target::File(path)).await? {
+            Governed::Granted(granted) => Ok(granted),
+            Governed::Denied(DenyCode::UnknownSkill, _) => {
+                let served = self.current();
+                let resolution = &served.snapshot.resolution;
+                Err(if served.snapshot.skills.is_empty() {
+                    NO_SKILLS.to_owned()
+                } else {
+                    not_found(resolution, name)
+                })
+            }
+            Governed::Denied(DenyCode::NotCatalogued, _) => Err(format!(
+                "the skill `{id}` has no file `{}`",
+                crate::error::shown(path)
+            )),
+            Governed::Denied(code, reason) => Err(format!("refused ({code}): {reason}")),
+        })
     }
 
     /// Runs one tool call.
@@ -150,17 +181,29 @@ impl SkillsMcpServer {
         request: CallToolRequestParams,
     ) -> Result<CallToolResult, ErrorData> {
         let args = request.arguments.as_ref();
-        let resolution = self.inner.snapshot.resolution.as_ref();
         match request.name.as_ref() {
             USE_SKILL => {
                 let name = match string_arg(args, "skill_name") {
                     Ok(name) => name,
                     Err(e) => return Ok(text_result(Err(e))),
                 };
-                let answer = self.reader().use_skill(resolution, &name).await;
-                if let Ok(text) = &answer {
-                    self.audit_tool(&name, USE_SKILL, &name, text).await?;
-                }
+                let answer = match self
+                    .govern_tool(SkillAction::Activate, &name, SKILL_MD)
+                    .await?
+                {
+                    Ok(granted) => {
+                        let content = granted
+                            .text
+                            .as_deref()
+                            .ok_or_else(|| "unreadable".to_owned());
+                        use_skill_with_content(
+                            &granted.served.snapshot.resolution,
+                            &granted.id,
+                            content,
+                        )
+                    }
+                    Err(refused) => Err(refused),
+                };
                 Ok(text_result(answer))
             }
             READ_SKILL_FILE => {
@@ -169,15 +212,17 @@ impl SkillsMcpServer {
                     (Ok(name), Ok(path)) => (name, path),
                     (Err(e), _) | (_, Err(e)) => return Ok(text_result(Err(e))),
                 };
-                let answer = self
-                    .reader()
-                    .read(resolution, &name, &path)
-                    .await
-                    .map_err(|e| e.to_string());
-                if let Ok(text) = &answer {
-                    self.audit_tool(&name, READ_SKILL_FILE, &format!("{name}/{path}"), text)
-                        .await?;
-                }
+                let relative = path.strip_prefix("./").unwrap_or(&path);
+                let answer = match self.govern_tool(SkillAction::Read, &name, relative).await? {
+                    Ok(Granted {
+                        text: Some(text), ..
+                    }) => Ok(text.to_string()),
+                    Ok(_) => Err(format!(
+                        "`{}` could not be read",
+                        crate::error::shown(&path)
+                    )),
+                    Err(refused) => Err(refused),
+                };
                 Ok(text_result(answer))
             }
             LOAD_SKILL => {
@@ -188,18 +233,31 @@ impl SkillsMcpServer {
                     Ok(name) => name,
                     Err(e) => return Ok(text_result(Err(e))),
                 };
+                let granted = match self.govern_tool(SkillAction::Load, &name, SKILL_MD).await? {
+                    Ok(granted) => granted,
+                    Err(refused) => return Ok(text_result(Err(refused))),
+                };
+                // Approvals are this connection's: "yes for this session" given here is
+                // never another client's.
+                let scope = SessionScope::new(
+                    parts.scope.world.clone(),
+                    format!("{}#mcp:{}", parts.scope.chat, self.connection),
+                );
                 let runner = ScriptRunner::new(
                     parts.sandbox.as_ref(),
                     parts.approvals.as_ref(),
-                    parts.scope.clone(),
+                    scope,
                     parts.trust,
                     &parts.scratch_root,
                 );
                 let loaded = runner
-                    .load_skill(resolution, &self.reader(), &name, None)
+                    .load_skill(
+                        &granted.served.snapshot.resolution,
+                        &self.reader(),
+                        &granted.id,
+                        None,
+                    )
                     .await;
-                self.audit_tool(&name, LOAD_SKILL, &name, &loaded.rendered)
-                    .await?;
                 let failed = loaded.activation.is_none();
                 Ok(text_result(if failed {
                     Err(loaded.rendered)

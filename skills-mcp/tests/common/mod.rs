@@ -52,3 +52,26 @@ pub fn script(name: &str) -> PathBuf {
 pub fn serve_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_skills-mcp-serve"))
 }
+
+/// A gate that allows what is served and enabled, recording on an in-memory trail (the
+/// trail is returned for the tests that read it).
+pub fn allow_all() -> (
+    skills_security::gate::PolicyGate,
+    skills_security::audit::AuditTrail,
+) {
+    let trail = skills_security::audit::AuditTrail::in_memory();
+    (
+        skills_security::gate::PolicyGate::allow_all(trail.clone()),
+        trail,
+    )
+}
+
+/// The principal the tests' servers serve.
+pub fn principal() -> skills_security::permissions::Principal {
+    skills_security::permissions::Principal::new("acme", "alice").agent("agent-7")
+}
+
+/// A server builder for `dir` behind [`allow_all`]'s gate.
+pub fn directory_server(dir: &Path) -> skills_mcp::SkillsMcpServerBuilder {
+    skills_mcp::SkillsMcpServer::for_directory(dir).gate(allow_all().0, principal())
+}

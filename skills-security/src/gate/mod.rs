@@ -78,9 +78,11 @@ use crate::permissions::{
 };
 use crate::trust::{Clearance, RegulatedApproval, TrustLevel};
 
+mod access;
 mod approvals;
 mod tool_call;
 
+pub use access::{Access, AccessRequest, Permit, SkillAction, SkillState};
 pub use tool_call::ToolCallRequest;
 pub(crate) use tool_call::hash_json;
 
@@ -258,6 +260,12 @@ pub enum DenyCode {
     /// A tool call the active skill's `allowed-tools` does not list, on a host that
     /// restricts skills to their lists.
     NotInAllowedTools,
+    /// No such skill is served (unknown, or removed since).
+    UnknownSkill,
+    /// The skill is disabled.
+    Disabled,
+    /// The target is not one of the skill version's catalogued files.
+    NotCatalogued,
 }
 
 impl DenyCode {
@@ -269,6 +277,9 @@ impl DenyCode {
             DenyCode::RateLimited => "rate_limited",
             DenyCode::ApprovalMismatch => "approval_mismatch",
             DenyCode::NotInAllowedTools => "not_in_allowed_tools",
+            DenyCode::UnknownSkill => "unknown_skill",
+            DenyCode::Disabled => "disabled",
+            DenyCode::NotCatalogued => "not_catalogued",
         }
     }
 }
