@@ -33,6 +33,7 @@ contracts!(
     tenant_isolation,
     concurrent_writers,
     trust_levels,
+    operator_holds,
 );
 
 /// The batch reads, on their own (they are part of `run_all` too).

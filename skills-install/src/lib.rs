@@ -23,6 +23,11 @@
 //! order. Updates, approvals, upgrades, rollbacks and deprecations follow the same rule;
 //! see [`Installer`].
 //!
+//! An operator's own actions are audited one record each: [`Installer::disable`] (a hold
+//! that every update, approval, upgrade and rollback keeps, lifted only by
+//! [`Installer::enable`], which never switches on an install still awaiting approval),
+//! [`Installer::set_trust`], [`Installer::assign`] and [`Installer::unassign`].
+//!
 //! # Sources
 //!
 //! | source | reads |
@@ -48,8 +53,8 @@ pub mod validate;
 pub use error::{Error, Result};
 pub use http::{HttpClient, HttpError, HttpRequest, HttpResponse, Method};
 pub use install::{
-    INSTALL_METADATA_KEY, InstallRequest, Installed, Installer, InstallerBuilder, SwitchOutcome,
-    UpdateOutcome, Updated, install_metadata,
+    INSTALL_METADATA_KEY, InstallRequest, Installed, Installer, InstallerBuilder, Operated,
+    SwitchOutcome, UpdateOutcome, Updated, install_metadata,
 };
 pub use package::{
     PackageFile, PackageLimits, SkillPackage, SkillRef, SourceIdentity, SourceKind,

@@ -30,6 +30,7 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
     ("approval records", V2),
     ("resolve listings", V3),
     ("resolve stamps", V4),
+    ("operator holds", V5),
 ];
 
 /// The schema version this crate writes.
@@ -437,6 +438,18 @@ INSERT INTO skill_catalog_versions (tenant_id, version)
     SELECT tenant_id, nextval('skill_stamps') FROM (SELECT DISTINCT tenant_id FROM skills) t;
 ALTER TABLE skills FORCE ROW LEVEL SECURITY;
 ALTER TABLE skill_catalog_versions FORCE ROW LEVEL SECURITY;
+"#;
+
+/// Version 5: the operator's hold (`SkillRecord::held`, in the document): `skills.held`,
+/// generated from it (a document written before the field existed is not held), and a
+/// CHECK that a held row is not enabled. The store keeps a held skill disabled on every
+/// write; the CHECK refuses SQL beside the store that would enable one (through the
+/// `enabled` column, or a document saying so). Adding the column rewrites the table once.
+const V5: &str = r#"
+ALTER TABLE skills
+    ADD COLUMN held BOOLEAN GENERATED ALWAYS AS (COALESCE((doc->>'held')::BOOLEAN, false)) STORED,
+    ADD CONSTRAINT skills_held_is_disabled
+        CHECK (NOT (held AND (enabled OR COALESCE((doc->>'enabled')::BOOLEAN, false))));
 "#;
 
 /// The row-level security statements for one table.

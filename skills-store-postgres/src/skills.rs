@@ -154,6 +154,7 @@ async fn create_skill(s: Shared, tenant: TenantId, new: NewSkill) -> Outcome<Ski
         "is_directory": new.is_directory || !new.files.is_empty(),
         "version": new.version,
         "enabled": new.enabled.unwrap_or(true),
+        "held": false,
         "tags": new.tags,
         "requires_tools": new.requires_tools,
         "metadata": new.metadata,

@@ -70,6 +70,7 @@ contracts!(skills:
     bulk_queries,
     tenant_isolation,
     concurrent_writers,
+    operator_holds,
 );
 
 contracts!(audit:

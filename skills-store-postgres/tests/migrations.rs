@@ -116,12 +116,15 @@ async fn upgrading_fills_in_the_listings_of_stored_skills() {
             .await
             .unwrap();
     }
-    // Back to version 2: what versions 4 and 3 added is dropped (the listing with it) and
-    // their rows removed, so reopening runs them again over the stored skills and files.
+    // Back to version 2: what versions 5, 4 and 3 added is dropped (the listing with it)
+    // and their rows removed, so reopening runs them again over the stored skills and
+    // files.
     common::raw(&url, &schema)
         .await
         .batch_execute(
-            "DROP TRIGGER skills_catalog_changed ON skills;
+            "ALTER TABLE skills DROP CONSTRAINT skills_held_is_disabled, DROP COLUMN held;
+             DELETE FROM schema_migrations WHERE version = 5;
+             DROP TRIGGER skills_catalog_changed ON skills;
              DROP FUNCTION skills_catalog_changed();
              DROP FUNCTION skill_catalog_bump(TEXT);
              DROP TABLE skill_catalog_versions;
@@ -197,4 +200,82 @@ async fn upgrading_fills_in_the_listings_of_stored_skills() {
         .get(0);
     raw.batch_execute("COMMIT").await.unwrap();
     assert_eq!(versions, 1);
+}
+
+/// A version-4 database whose skill documents predate the hold is upgraded with every
+/// stored skill not held, and a held row cannot be enabled from SQL beside the store
+/// (through the column or the document).
+#[tokio::test]
+async fn upgrading_to_holds_keeps_stored_skills_unheld_and_held_rows_disabled() {
+    let Some(url) = common::url() else { return };
+    let schema = common::fresh_schema();
+    let tenant = TenantId::new("t");
+    let id = {
+        let store = common::open(&url, &schema, 1).await;
+        store
+            .create_skill(&tenant, NewSkill::new("Kept", "kept", "# kept\n"))
+            .await
+            .unwrap()
+            .id
+    };
+    let raw = common::raw(&url, &schema).await;
+    raw.batch_execute(
+        "ALTER TABLE skills DROP CONSTRAINT skills_held_is_disabled, DROP COLUMN held;
+         DELETE FROM schema_migrations WHERE version = 5;
+         BEGIN;
+         SELECT set_config('skills.tenant', 't', true);
+         UPDATE skills SET doc = doc - 'held';
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    let reopened = common::open(&url, &schema, 1).await;
+    assert_eq!(
+        versions(&url, &schema).await,
+        (1..=PostgresStore::SCHEMA_VERSION).collect::<Vec<_>>()
+    );
+    let kept = reopened
+        .find_skill_by_id(&tenant, &id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(kept.enabled && !kept.held, "a stored skill became held");
+    let hold = skills_store_traits::SkillUpdate {
+        held: Some(true),
+        ..Default::default()
+    };
+    let held = reopened
+        .update_skill(&tenant, &id, hold)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(held.held && !held.enabled);
+
+    raw.batch_execute("BEGIN; SELECT set_config('skills.tenant', 't', true)")
+        .await
+        .unwrap();
+    let column = raw
+        .execute("UPDATE skills SET enabled = true WHERE id = $1", &[&id])
+        .await;
+    assert!(column.is_err(), "a held row was enabled through its column");
+    raw.batch_execute("ROLLBACK; BEGIN; SELECT set_config('skills.tenant', 't', true)")
+        .await
+        .unwrap();
+    let document = raw
+        .execute(
+            "UPDATE skills SET doc = jsonb_set(doc, '{enabled}', 'true') WHERE id = $1",
+            &[&id],
+        )
+        .await;
+    assert!(
+        document.is_err(),
+        "a held row was enabled through its document"
+    );
+    raw.batch_execute("ROLLBACK").await.unwrap();
+    let after = reopened
+        .find_skill_by_id(&tenant, &id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(after.held && !after.enabled);
 }

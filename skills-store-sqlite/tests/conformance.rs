@@ -78,6 +78,7 @@ contracts!(skills:
     tenant_isolation,
     concurrent_writers,
     trust_levels,
+    operator_holds,
 );
 
 contracts!(audit:

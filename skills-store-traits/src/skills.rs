@@ -88,6 +88,14 @@ pub struct SkillRecord {
     pub checksum: String,
     /// The global kill switch.
     pub enabled: bool,
+    /// An operator's hold: someone who runs the catalog switched the skill off, and only
+    /// lifting the hold (`SkillUpdate::held = Some(false)`) lets it be enabled again. While
+    /// held the skill is disabled whatever an update asks ([`SkillUpdate::apply_to`]): no
+    /// installer update, approval, version switch, plugin sync or import turns it back on.
+    /// (A skill disabled for another reason, such as an install awaiting approval, is not
+    /// held.) Records stored before the field existed read as not held.
+    #[serde(default)]
+    pub held: bool,
     /// Tags for filtering: each `^[a-z0-9-]+$`, at most 20.
     pub tags: Vec<String>,
     /// Tools the skill expects the agent to have (advisory).
@@ -227,8 +235,12 @@ pub struct SkillUpdate {
     pub tags: Option<Vec<String>>,
     /// New required tools.
     pub requires_tools: Option<Vec<String>>,
-    /// Enable or disable.
+    /// Enable or disable (a held skill stays disabled: see [`SkillUpdate::held`]).
     pub enabled: Option<bool>,
+    /// Place (`true`) or lift (`false`) an operator's hold ([`SkillRecord::held`]). Placing
+    /// it disables the skill; lifting it alone leaves `enabled` as it was (set `enabled`
+    /// too to switch the skill back on in the same step).
+    pub held: Option<bool>,
     /// New metadata.
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// New plugin-relative source path (`Some(None)` clears it).
@@ -241,8 +253,9 @@ pub struct SkillUpdate {
 
 impl SkillUpdate {
     /// Applies every set field except `files` to `skill` (the checksum follows the content,
-    /// `is_directory` becomes true when non-empty files are set) and stamps `updated_at`:
-    /// what every backend does once the update has been validated and the files written.
+    /// `is_directory` becomes true when non-empty files are set, a held skill stays
+    /// disabled) and stamps `updated_at`: what every backend does once the update has been
+    /// validated and the files written.
     pub fn apply_to(&self, skill: &mut SkillRecord, now: Timestamp) {
         if let Some(name) = &self.name {
             skill.name = name.clone();
@@ -266,8 +279,16 @@ impl SkillUpdate {
         if let Some(tools) = &self.requires_tools {
             skill.requires_tools = tools.clone();
         }
+        if let Some(held) = self.held {
+            skill.held = held;
+        }
         if let Some(enabled) = self.enabled {
             skill.enabled = enabled;
+        }
+        // The hold outranks whoever else writes `enabled` (an update re-enabling what it
+        // replaced, a sync, an import): only lifting the hold itself lets the skill run.
+        if skill.held {
+            skill.enabled = false;
         }
         if let Some(metadata) = &self.metadata {
             skill.metadata = metadata.clone();

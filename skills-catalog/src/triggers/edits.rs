@@ -26,7 +26,10 @@ impl Catalog {
     }
 
     /// Enables or disables an admin skill: written to, or removed from, the sandboxes of the
-    /// agents assigned it.
+    /// agents assigned it. A plain switch, not an operator's hold: a skill held off
+    /// (`SkillRecord::held`) stays disabled here, since only lifting the hold (an `edit`
+    /// with `held: Some(false)`, as `skills-install`'s audited `Installer::enable` does)
+    /// may switch it back on.
     pub async fn set_enabled(
         &self,
         tenant: &TenantId,

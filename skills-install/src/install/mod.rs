@@ -11,6 +11,8 @@
 //! install leaves the stores as they were. The trust level is decided here, never taken
 //! from the package: a trusted source gives `verified` only when the scan does not block.
 
+mod lifecycle;
+mod operator;
 mod prepare;
 mod record;
 pub(crate) mod undo;
@@ -31,6 +33,7 @@ use skills_store_traits::{
     StoreLimits, SystemClock, TenantId, UserScope, new_id,
 };
 
+pub use operator::Operated;
 pub use record::INSTALL_METADATA_KEY;
 pub use versions::{SwitchOutcome, UpdateOutcome, Updated};
 
@@ -390,6 +393,16 @@ impl Installer {
     /// acknowledgement was lost) the operation stands.
     pub(crate) async fn audit(&self, scope: &UserScope, facts: AuditFacts<'_>) -> Result<u64> {
         let record = record::audit_record(scope, self.clock.now(), facts);
+        self.append(scope, record).await
+    }
+
+    /// Appends `record` as [`Installer::audit`] does (the commit point, its landing checked
+    /// when the append fails).
+    pub(crate) async fn append(
+        &self,
+        scope: &UserScope,
+        record: skills_store_traits::audit::AuditRecord,
+    ) -> Result<u64> {
         let id = record.id.clone();
         match self.audit.append(&scope.tenant, record).await {
             Ok(entry) => Ok(entry.sequence),

@@ -101,7 +101,8 @@ pub(crate) fn new_version(
     version
 }
 
-/// The skill update that makes a stored skill hold `prepared`'s content.
+/// The skill update that makes a stored skill hold `prepared`'s content (`enabled`: what
+/// the caller decided, which for a held skill is false: see [`enabled_after`]).
 pub(crate) fn content_update(
     prepared: &Prepared,
     metadata: Map<String, Value>,
@@ -129,7 +130,14 @@ pub(crate) fn skill_files(files: &[(String, String)]) -> Vec<NewSkillFile> {
         .collect()
 }
 
-/// What an audited package operation was.
+/// Whether a skill whose content becomes an `approved` (or unapproved) version is enabled:
+/// only when approved, and never while an operator holds it (the store keeps a held skill
+/// disabled anyway; the installer does not even ask).
+pub(crate) fn enabled_after(skill: &SkillRecord, approved: bool) -> bool {
+    approved && !skill.held
+}
+
+/// What an audited operation was: a package operation, or an operator's action by hand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Action {
     Install,
@@ -138,17 +146,28 @@ pub(crate) enum Action {
     Switch,
     Deprecate,
     Uninstall,
+    Disable,
+    Enable,
+    Trust,
+    Assign,
+    Unassign,
 }
 
 impl Action {
-    fn as_str(self) -> &'static str {
+    /// The record's `trigger_reason`: `package:<operation>` or `operator:<action>`.
+    fn trigger(self) -> &'static str {
         match self {
-            Action::Install => "install",
-            Action::Update => "update",
-            Action::Approve => "approve",
-            Action::Switch => "switch_version",
-            Action::Deprecate => "deprecate",
-            Action::Uninstall => "uninstall",
+            Action::Install => "package:install",
+            Action::Update => "package:update",
+            Action::Approve => "package:approve",
+            Action::Switch => "package:switch_version",
+            Action::Deprecate => "package:deprecate",
+            Action::Uninstall => "package:uninstall",
+            Action::Disable => "operator:disable",
+            Action::Enable => "operator:enable",
+            Action::Trust => "operator:trust",
+            Action::Assign => "operator:assign",
+            Action::Unassign => "operator:unassign",
         }
     }
 }
@@ -164,8 +183,8 @@ pub(crate) struct AuditFacts<'a> {
     pub flags: Vec<String>,
 }
 
-/// The audit record of a package operation: the skill path is the source's trust path, the
-/// input hash the package digest, the trigger `package:<action>`.
+/// The audit record of an operation: the skill path is the source's trust path, the input
+/// hash the package digest, the trigger `package:<operation>` or `operator:<action>`.
 pub(crate) fn audit_record(
     scope: &UserScope,
     now: Timestamp,
@@ -186,7 +205,7 @@ pub(crate) fn audit_record(
     );
     record.timestamp = now;
     record.skill_version = facts.version.map(str::to_owned);
-    record.trigger_reason = Some(format!("package:{}", facts.action.as_str()));
+    record.trigger_reason = Some(facts.action.trigger().to_owned());
     record.security_flags = facts.flags;
     record
 }
@@ -261,10 +280,12 @@ pub(crate) fn metadata_for_version(
     map
 }
 
-/// The skill update that makes a stored skill hold a stored version's files.
+/// The skill update that makes a stored skill hold a stored version's files (`enabled` as
+/// [`enabled_after`] decides).
 pub(crate) fn version_update(
     version: &PackageVersionRecord,
     metadata: Map<String, Value>,
+    enabled: bool,
 ) -> SkillUpdate {
     let mut content = String::new();
     let mut files = Vec::new();
@@ -287,7 +308,7 @@ pub(crate) fn version_update(
         description: Some(description),
         content: Some(content),
         version: Some(Some(version.version.clone())),
-        enabled: Some(version.approved),
+        enabled: Some(enabled),
         metadata: Some(metadata),
         files: Some(files),
         ..SkillUpdate::default()
@@ -305,6 +326,7 @@ pub(crate) fn restore_update(skill: &SkillRecord, files: &[SkillFileRecord]) -> 
         tags: Some(skill.tags.clone()),
         requires_tools: Some(skill.requires_tools.clone()),
         enabled: Some(skill.enabled),
+        held: Some(skill.held),
         metadata: Some(skill.metadata.clone()),
         source_ref: Some(skill.source_ref.clone()),
         trust_level: Some(skill.trust_level.clone()),

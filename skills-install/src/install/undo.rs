@@ -19,7 +19,7 @@
 //! and contents.
 
 use skills_store_traits::packages::PackageUpdate;
-use skills_store_traits::{SkillUpdate, TenantId};
+use skills_store_traits::{AssignmentUpdate, NewAssignment, SkillUpdate, TenantId};
 
 use super::Installer;
 use crate::error::Error;
@@ -64,6 +64,12 @@ pub(crate) enum Step {
         version: String,
         was: Option<String>,
     },
+    /// An assignment was created: delete it.
+    CreatedAssignment { id: String },
+    /// An assignment's toggle changed from `was`.
+    AssignmentEnabled { id: String, was: bool },
+    /// An assignment was deleted: create it again (under a new id: the store assigns ids).
+    DeletedAssignment { previous: NewAssignment },
 }
 
 /// The writes of one operation so far.
@@ -189,6 +195,27 @@ impl<'a> Undo<'a> {
                 .await
                 .map(drop)
                 .map_err(|e| format!("deprecation of {version} of package {package_id} ({e})")),
+            Step::CreatedAssignment { id } => skills
+                .delete_assignment(tenant, id)
+                .await
+                .map(drop)
+                .map_err(|e| format!("assignment {id} ({e})")),
+            Step::AssignmentEnabled { id, was } => {
+                let update = AssignmentUpdate {
+                    enabled: Some(*was),
+                    ..AssignmentUpdate::default()
+                };
+                skills
+                    .update_assignment(tenant, id, update)
+                    .await
+                    .map(drop)
+                    .map_err(|e| format!("assignment {id} ({e})"))
+            }
+            Step::DeletedAssignment { previous } => skills
+                .create_assignment(tenant, previous.clone())
+                .await
+                .map(drop)
+                .map_err(|e| format!("assignment of skill {} ({e})", previous.skill_id)),
         }
     }
 }

@@ -1,21 +1,24 @@
 //! After install: update from the source, approve, upgrade and roll back between stored
-//! versions, deprecate, uninstall, ratings.
+//! versions (deprecation, uninstall and ratings are in [`lifecycle`](super::lifecycle)).
 //!
 //! Threat: an update that quietly ships new scripts or asks for new tools under a skill a
 //! person approved earlier; a moved tag serving different content under a known version;
-//! two concurrent upgrades both "winning"; an unapproved version becoming current.
+//! two concurrent upgrades both "winning"; an unapproved version becoming current; an
+//! update, approval, upgrade or rollback switching back on a skill an operator switched off.
 //! Guarantee: an update whose digest is unchanged writes nothing; a changed one is
 //! validated and rescanned like an install, and when its scripts (paths or contents) or
 //! requested permissions differ from the current version's, or its scan is not clean, it
 //! is stored unapproved and not made current until [`Installer::approve`]; a known version
 //! with a different digest is refused ([`Error::VersionConflict`]); the current version
-//! moves only by compare-and-set, and only to an approved version; every operation is
+//! moves only by compare-and-set, and only to an approved version; a skill an operator
+//! holds ([`Installer::disable`]) stays disabled through all of them (the installer never
+//! asks to enable it, and every store keeps a held skill disabled); every operation is
 //! audited and undone as a whole on failure ([`undo`](super::undo)).
 
 use skills_security::TrustLevel;
 use skills_security::scan::{ScanReport, Verdict};
 use skills_store_traits::packages::{
-    PackageRecord, PackageUpdate, PackageVersionRecord, RatingSummary, version_order,
+    PackageRecord, PackageUpdate, PackageVersionRecord, version_order,
 };
 use skills_store_traits::{TenantId, UserScope};
 
@@ -118,7 +121,7 @@ impl Installer {
             .map_err(|e| Error::store("listing versions", e))
     }
 
-    async fn version(
+    pub(super) async fn version(
         &self,
         tenant: &TenantId,
         package: &PackageRecord,
@@ -312,6 +315,8 @@ impl Installer {
 
     /// Makes `version` current: the skill's content and files become the version's, then
     /// the package's current version moves by compare-and-set from what `package` shows.
+    /// The skill is enabled when the version is approved, unless an operator holds it
+    /// ([`Installer::disable`]): the hold outlasts every update, approval and switch.
     async fn move_current(
         &self,
         undo: &mut Undo<'_>,
@@ -347,13 +352,14 @@ impl Installer {
                 record::content_update(
                     prepared,
                     record::metadata(prepared, trust_level, true, &nonce),
-                    true,
+                    record::enabled_after(&skill, true),
                 )
             }
             None => {
                 let mut update = record::version_update(
                     version,
                     record::metadata_for_version(package, version, &trust, &skill.metadata),
+                    record::enabled_after(&skill, version.approved),
                 );
                 update.trust_level = Some(Some(trust.clone()));
                 update
@@ -399,7 +405,8 @@ impl Installer {
 
     /// Approves a stored version's scripts and permissions. When it is the current version
     /// (an install that needed review) the skill is enabled; when it is newer than the
-    /// current one (an update that needed review) it becomes current.
+    /// current one (an update that needed review) it becomes current. An operator's hold
+    /// ([`Installer::disable`]) is not lifted: a held skill stays disabled.
     pub async fn approve(
         &self,
         scope: &UserScope,
@@ -563,110 +570,6 @@ impl Installer {
             }),
             Err(e) => Err(undo.rollback(e).await),
         }
-    }
-
-    /// Marks a version deprecated with `message`, or clears the mark with `None`.
-    pub async fn deprecate(
-        &self,
-        scope: &UserScope,
-        name: &str,
-        version: &str,
-        message: Option<String>,
-    ) -> Result<PackageVersionRecord> {
-        let tenant = &scope.tenant;
-        let package = self.package(tenant, name).await?;
-        let target = self.version(tenant, &package, version).await?;
-        let mut undo = Undo::new(self, tenant);
-        undo.push(Step::Deprecated {
-            package_id: package.id.clone(),
-            version: target.version.clone(),
-            was: target.deprecated.clone(),
-        });
-        let changed = match self
-            .packages
-            .deprecate_version(tenant, &package.id, &target.version, message.clone())
-            .await
-        {
-            Ok(changed) => changed,
-            Err(e) => {
-                return Err(undo
-                    .rollback(Error::store("deprecating the version", e))
-                    .await);
-            }
-        };
-        let facts = AuditFacts {
-            action: Action::Deprecate,
-            skill_id: &package.skill_id,
-            skill_path: record::stored_trust_path(&target).unwrap_or(&package.source.locator),
-            trust: &package.trust_level,
-            version: Some(&target.version),
-            digest: &target.digest,
-            flags: vec![if message.is_some() {
-                "deprecated".to_owned()
-            } else {
-                "undeprecated".to_owned()
-            }],
-        };
-        match self.audit(scope, facts).await {
-            Ok(_) => Ok(changed),
-            Err(e) => Err(undo.rollback(e).await),
-        }
-    }
-
-    /// Removes the skill (with its files and assignments) and the package (with its
-    /// versions and ratings), then audits it. Deleted records cannot be put back with their
-    /// ids, so this is not undone on failure; it can be repeated instead: the skill goes
-    /// first, so a repeat still finds the package.
-    pub async fn uninstall(&self, scope: &UserScope, name: &str) -> Result<u64> {
-        let tenant = &scope.tenant;
-        let package = self.package(tenant, name).await?;
-        self.skills
-            .delete_skill(tenant, &package.skill_id)
-            .await
-            .map_err(|e| Error::store("deleting the skill", e))?;
-        self.packages
-            .delete_package(tenant, &package.id)
-            .await
-            .map_err(|e| Error::store("deleting the package", e))?;
-        let facts = AuditFacts {
-            action: Action::Uninstall,
-            skill_id: &package.skill_id,
-            skill_path: &package.source.locator,
-            trust: &package.trust_level,
-            version: Some(&package.current_version),
-            digest: &package.digest,
-            flags: Vec::new(),
-        };
-        self.audit(scope, facts).await
-    }
-
-    /// Records the user's rating (1 to 5 stars) of one version.
-    pub async fn rate(
-        &self,
-        scope: &UserScope,
-        name: &str,
-        version: &str,
-        stars: u8,
-    ) -> Result<()> {
-        let package = self.package(&scope.tenant, name).await?;
-        self.packages
-            .rate(scope, &package.id, version, stars)
-            .await
-            .map_err(|e| Error::store("rating", e))
-    }
-
-    /// The count and mean of the ratings of one version, or of all versions with `None`.
-    pub async fn ratings(
-        &self,
-        tenant: &TenantId,
-        name: &str,
-        version: Option<&str>,
-    ) -> Result<RatingSummary> {
-        let package = self.package(tenant, name).await?;
-        self.packages
-            .rating_summary(tenant, &package.id, version)
-            .await
-            .map_err(|e| Error::store("reading ratings", e))
     }
 }
 

@@ -17,6 +17,7 @@
 //! Version 11 stamps every skill row with a number from a counter that never repeats,
 //! restamped by triggers on every insert and update, under a covering `(tenant_id, id,
 //! enabled, stamp)` index: what a resolution reads to reuse the skills it decoded before.
+//! Version 12 adds `skills.held`, the operator's hold, which keeps a row disabled.
 //!
 //! Version 7 rebuilds `skill_working_memory` so a step's status may also be `denied`,
 //! `skipped` or `cancelled` (every step of a run leaves an entry saying what became of it).
@@ -50,6 +51,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     APPROVALS,
     RESOLVE_LISTINGS,
     RESOLVE_STAMPS,
+    OPERATOR_HOLDS,
 ];
 
 /// The schema version this crate writes.
@@ -154,6 +156,16 @@ WHEN NEW.stamp IS OLD.stamp OR NEW.stamp IS NOT (SELECT last FROM skill_stamps W
     UPDATE skills SET stamp = (SELECT last FROM skill_stamps WHERE one = 1) WHERE rowid = NEW.rowid;
 END;
 UPDATE skills SET stamp = 0;
+";
+
+/// Version 12: the operator's hold (`SkillRecord::held`): 1 while someone who runs the
+/// catalog has switched the skill off, which only lifting the hold undoes (an installer's
+/// update or approval re-enabling the skill must not). The store keeps a held row disabled
+/// on every write; the CHECK refuses a held row that is enabled from SQL beside the store
+/// too. Every row stored before is not held (the default).
+const OPERATOR_HOLDS: &str = "\
+ALTER TABLE skills ADD COLUMN held INTEGER NOT NULL DEFAULT 0
+    CHECK (held IN (0, 1) AND NOT (held = 1 AND enabled = 1));
 ";
 
 /// Version 9: approval requests and their decisions, one per (tenant, execution).

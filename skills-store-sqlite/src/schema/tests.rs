@@ -413,3 +413,39 @@ fn version_11_stamps_every_version_of_a_skill_row_once() {
         );
     }
 }
+
+/// Version 12's hold: the rows a version-11 file holds are not held, and a held row cannot
+/// be enabled, not even by SQL beside the store (the store keeps it disabled itself; this
+/// is what stops everyone else).
+#[test]
+fn version_12_keeps_a_held_row_disabled() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    migrate_to(&mut conn, 11).unwrap();
+    conn.execute_batch(
+        "INSERT INTO skills (id, tenant_id, name, slug, source_kind, content, checksum, \
+         created_at, updated_at) VALUES ('s1', 't', 'n', 's1', 'admin', 'c', 'x', 0, 0);",
+    )
+    .unwrap();
+    migrate_to(&mut conn, 12).unwrap();
+    let state = |conn: &Connection| -> (i64, i64) {
+        conn.query_row(
+            "SELECT held, enabled FROM skills WHERE id = 's1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    assert_eq!(state(&conn), (0, 1), "a stored row is not held");
+    let enabled_and_held = conn.execute("UPDATE skills SET held = 1 WHERE id = 's1'", []);
+    assert!(enabled_and_held.is_err(), "an enabled row was held");
+    conn.execute_batch("UPDATE skills SET held = 1, enabled = 0 WHERE id = 's1'")
+        .unwrap();
+    let enable = conn.execute("UPDATE skills SET enabled = 1 WHERE id = 's1'", []);
+    assert!(enable.is_err(), "a held row was enabled from SQL");
+    assert_eq!(state(&conn), (1, 0));
+    let not_a_flag = conn.execute("UPDATE skills SET held = 2 WHERE id = 's1'", []);
+    assert!(not_a_flag.is_err());
+    conn.execute_batch("UPDATE skills SET held = 0, enabled = 1 WHERE id = 's1'")
+        .unwrap();
+    assert_eq!(state(&conn), (0, 1), "lifted and enabled in one step");
+}

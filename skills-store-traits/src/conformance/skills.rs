@@ -10,6 +10,10 @@ use crate::skills::{
 };
 use crate::validate::checksum;
 
+mod holds;
+
+pub use holds::operator_holds;
+
 fn skill(slug: &str) -> NewSkill {
     NewSkill::new(format!("Skill {slug}"), slug, format!("# {slug}\n"))
 }
@@ -31,6 +35,7 @@ pub async fn run_all(store: &dyn SkillStore) {
     tenant_isolation(store).await;
     concurrent_writers(store).await;
     trust_levels(store).await;
+    operator_holds(store).await;
     super::skill_batches::run_all(store).await;
 }
 

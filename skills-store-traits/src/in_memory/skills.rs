@@ -191,6 +191,7 @@ impl SkillStore for InMemorySkillStore {
             is_directory: new.is_directory || !new.files.is_empty(),
             version: new.version,
             enabled: new.enabled.unwrap_or(true),
+            held: false,
             tags: new.tags,
             requires_tools: new.requires_tools,
             metadata: new.metadata,
