@@ -12,10 +12,11 @@ pub const EXIT_CODES: &str = "\
 Exit status:
   0  success
   1  a check failed: an invalid skill, a scan at --fail-on review, a broken audit chain,
-     a script that ran and failed, an install refused as invalid or already installed
+     a script that ran and failed, an install refused as invalid or already installed,
+     an unknown skill named
   2  usage error (unknown flag, missing or malformed argument)
   3  blocked or denied: the scanner blocked a skill, an approval was declined, a digest
-     did not match, the skill is disabled until approved
+     did not match, the skill is disabled until approved (enable included)
   4  store, I/O or network error (an MCP server that cannot be reached included)";
 
 /// Load, check, install and run agent skills.
@@ -50,7 +51,7 @@ pub struct Global {
     )]
     pub tenant: String,
     /// Machine-readable output: one JSON document, or one JSON object per line for
-    /// per-item commands (validate, scan), keys in a fixed order.
+    /// per-item commands (validate, scan, audit list), keys in a fixed order.
     #[arg(long, global = true)]
     pub json: bool,
     /// Print nothing but errors (the exit status tells the result).
@@ -72,6 +73,20 @@ pub enum Command {
     Install(InstallArgs),
     /// List the skills installed in the store.
     List,
+    /// Assign a stored skill to an agent by name: what `skills serve --agent ID` serves.
+    Assign(AssignArgs),
+    /// Take a skill's assignment to an agent away (a skill stays installed).
+    Unassign(AssignArgs),
+    /// Lift the hold `disable` placed and switch the skill on (an install still awaiting
+    /// approval stays off until approved: status 3).
+    Enable(SkillArgs),
+    /// Switch a skill off and hold it off: updates, approvals, upgrades and rollbacks keep
+    /// it off until `enable`.
+    Disable(SkillArgs),
+    /// Set the trust level a stored skill runs at.
+    Trust(TrustArgs),
+    /// Remove an installed skill: its files, versions and assignments.
+    Remove(SkillArgs),
     /// Run a script a skill references, after approval, in the sandbox.
     Run(RunArgs),
     /// The audit trail.
@@ -221,11 +236,57 @@ pub struct RunArgs {
     pub approval_timeout: u64,
 }
 
+/// `skills enable`, `disable`, `remove`: the skill.
+#[derive(Debug, Args)]
+pub struct SkillArgs {
+    /// The stored skill's slug.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+}
+
+/// `skills assign`, `unassign`.
+#[derive(Debug, Args)]
+pub struct AssignArgs {
+    /// The stored skill's slug.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The agent (as `skills serve --agent` names it).
+    #[arg(long, value_name = "ID", default_value = "default")]
+    pub agent: String,
+}
+
+/// A trust level, as `skills-security` spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LevelArg {
+    /// Shipped with the platform, fully audited.
+    Core,
+    /// From a trusted source, security reviewed.
+    Verified,
+    /// Not reviewed (what anything untrusted runs at).
+    Community,
+    /// Written by this user or tenant.
+    User,
+}
+
+/// `skills trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The stored skill's slug.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The level it runs at from now on.
+    #[arg(value_enum, value_name = "LEVEL")]
+    pub level: LevelArg,
+}
+
 /// `skills audit`.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
     /// Check the tenant's hash chain from its first entry; status 1 when it is broken.
     Verify,
+    /// Every record of the tenant's trail, oldest first: who did what to which skill, and
+    /// what came of it.
+    List,
 }
 
 /// `skills serve`.

@@ -1,6 +1,7 @@
 //! `skills`: the operator's command for agent skills — validate, render for a prompt, scan,
-//! install into the embedded SQLite store, list, run a referenced script through approval
-//! and the sandbox, verify the audit chain, and (with `skills-mcp`) serve over MCP.
+//! install into the embedded SQLite store, list, assign to agents, switch off and on, set
+//! trust, remove, run a referenced script through approval and the sandbox, list and
+//! verify the audit trail, and (with `skills-mcp`) serve over MCP.
 //!
 //! Every command takes `--json` (stable key order), `--quiet`, `--store PATH` and
 //! `--tenant ID`; exit statuses are listed in `skills --help` (see [`cli::EXIT_CODES`]).
@@ -109,6 +110,12 @@ async fn dispatch_async(command: &Command, global: &cli::Global, out: Output) ->
             commands::install::run(args, global, out).await
         }
         Command::List => commands::list::run(global, out).await,
+        Command::Assign(args) => commands::operator::assign(args, global, out, true).await,
+        Command::Unassign(args) => commands::operator::assign(args, global, out, false).await,
+        Command::Enable(args) => commands::operator::enable(args, global, out, true).await,
+        Command::Disable(args) => commands::operator::enable(args, global, out, false).await,
+        Command::Trust(args) => commands::operator::trust(args, global, out).await,
+        Command::Remove(args) => commands::operator::remove(args, global, out).await,
         Command::Run(args) => commands::run::run(args, global, out).await,
         Command::Audit(command) => commands::audit::run(command, global, out).await,
         Command::Serve(args) => mcp::serve(args, global, out).await,

@@ -1,4 +1,5 @@
-//! `skills audit verify`: `skills-security`'s chain verification over the store's audit log.
+//! `skills audit verify`: `skills-security`'s chain verification over the store's audit log;
+//! `skills audit list`: the trail's records, one line each ([`super::audit_list`]).
 //!
 //! Threat: someone with write access to the database file changing, deleting, inserting or
 //! reordering audit entries. Guarantee: every entry of the tenant's chain is re-hashed and
@@ -53,6 +54,7 @@ fn json_break(broken: &ChainBreak) -> JsonBreak {
 pub async fn run(command: &AuditCommand, global: &Global, out: Output) -> Result<Status> {
     match command {
         AuditCommand::Verify => verify(global, out).await,
+        AuditCommand::List => super::audit_list::list(global, out).await,
     }
 }
 
