@@ -916,9 +916,9 @@ async fn approvals_the_gate_asks_for_are_kept_as_records_that_survive_a_restart(
     );
 }
 
-/// `authorize`, the door every content read asks: reading a community skill needs no rule,
-/// running its scripts (`load`) does; a daily cap counts only loads; a disabled skill is
-/// refused even by a rule that allows it; each decision is one record.
+/// `authorize`, the door every content read asks: a rule that forbids the skill binds reads
+/// and loads alike; a daily cap counts only loads; a disabled skill is refused even by a
+/// rule that allows it; each decision is one record.
 #[tokio::test]
 async fn authorize_reads_freely_but_loads_only_by_rule_and_within_the_cap() {
     use skills::security::gate::{Access, AccessRequest, SkillAction, SkillState};
@@ -939,16 +939,19 @@ async fn authorize_reads_freely_but_loads_only_by_rule_and_within_the_cap() {
         Access::Granted(_) => "granted".to_owned(),
         Access::Denied { code, .. } => code.as_str().to_owned(),
     };
-    let s = setup(Vec::new());
-    assert_eq!(
-        code(&s.gate.authorize(&ask(SkillAction::Read)).await.unwrap()),
-        "granted"
-    );
-    assert_eq!(
-        code(&s.gate.authorize(&ask(SkillAction::Load)).await.unwrap()),
-        "not_permitted",
-        "a community skill's scripts ran on the default"
-    );
+    let s = setup(vec![
+        PermissionRule::new(
+            "no-notes",
+            Scope::Agent("bot".into()),
+            Target::Skill("notes".into()),
+        )
+        .execute(false),
+    ]);
+    for action in [SkillAction::Read, SkillAction::Load] {
+        let refused = s.gate.authorize(&ask(action)).await.unwrap();
+        assert_eq!(code(&refused), "not_permitted");
+        assert!(matches!(refused, Access::Denied { rule: Some(ref r), .. } if r == "no-notes"));
+    }
     let s = setup(vec![
         PermissionRule::new(
             "notes-ok",

@@ -6,12 +6,7 @@ use std::sync::Arc;
 
 use skills_install::{InstallRequest, SkillSource};
 use skills_mcp::{ClientLimits, McpSkillSource, SkillsMcpServer};
-use skills_security::audit::AuditTrail;
-use skills_security::autonomy::Autonomy;
-use skills_security::gate::PolicyGate;
-use skills_security::permissions::{InMemoryRateLimiter, Permissions, Principal};
-use skills_store_sqlite::SqliteStore;
-use skills_store_traits::{Clock, SystemClock, TenantId, UserScope};
+use skills_store_traits::UserScope;
 
 use crate::cli::{Global, InstallArgs, ServeArgs};
 use crate::commands::install::{installer, print_installed, user};
@@ -72,7 +67,7 @@ pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Sta
                 )));
             }
             let db = Arc::new(store::open(&path).await?);
-            let (gate, principal) = gate_over(&db, &tenant, &args.agent).await?;
+            let (gate, principal) = store::gate(&db, &tenant, Some(&args.agent)).await?;
             SkillsMcpServer::for_directory(dir.clone())
                 .gate(gate, principal)
                 .build()
@@ -86,7 +81,7 @@ pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Sta
                 )));
             };
             let db = Arc::new(db);
-            let (gate, principal) = gate_over(&db, &tenant, &args.agent).await?;
+            let (gate, principal) = store::gate(&db, &tenant, Some(&args.agent)).await?;
             SkillsMcpServer::for_agent(db, tenant, args.agent.clone())
                 .gate(gate, principal)
                 .build()
@@ -108,30 +103,6 @@ pub async fn serve(args: &ServeArgs, global: &Global, out: Output) -> Result<Sta
         }
     }
     Ok(Status::Ok)
-}
-
-/// The policy gate `skills serve` decides with: the store's permission rules (loaded for
-/// `tenant`), its trust history and its audit chain, rate limits in this process; the
-/// principal is the invoking user acting as `agent`.
-async fn gate_over(
-    db: &Arc<SqliteStore>,
-    tenant: &TenantId,
-    agent: &str,
-) -> Result<(PolicyGate, Principal)> {
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let permissions = Permissions::new(clock.clone()).with_store(db.clone());
-    permissions
-        .load(tenant)
-        .await
-        .map_err(|e| CliError::Skill(format!("the permission rules could not be read: {e}")))?;
-    let gate = PolicyGate::new(
-        Arc::new(permissions),
-        Arc::new(InMemoryRateLimiter::new()),
-        Autonomy::new(db.clone(), clock.clone()),
-        AuditTrail::new(db.clone()),
-        clock,
-    );
-    Ok((gate, Principal::new(tenant.clone(), user()).agent(agent)))
 }
 
 /// The server id an MCP URL stands for in trust paths (`mcp/<id>/<skill>`): its host and

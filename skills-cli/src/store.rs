@@ -7,8 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
+use skills_security::audit::AuditTrail;
+use skills_security::autonomy::Autonomy;
+use skills_security::gate::PolicyGate;
+use skills_security::permissions::{InMemoryRateLimiter, Permissions, Principal};
 use skills_store_sqlite::SqliteStore;
-use skills_store_traits::TenantId;
+use skills_store_traits::{Clock, SystemClock, TenantId};
 
 use crate::cli::Global;
 use crate::error::{CliError, Result};
@@ -73,4 +79,33 @@ pub async fn open_existing(path: &Path) -> Result<Option<SqliteStore>> {
         return Ok(None);
     }
     open(path).await.map(Some)
+}
+
+/// The policy gate the command decides with (`skills run`, `skills serve`): the store's
+/// permission rules (loaded for `tenant`), its trust history and its audit chain; rate
+/// limits in this process. The principal is the invoking user, acting as `agent` when one
+/// is given.
+pub async fn gate(
+    db: &Arc<SqliteStore>,
+    tenant: &TenantId,
+    agent: Option<&str>,
+) -> Result<(PolicyGate, Principal)> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let permissions = Permissions::new(clock.clone()).with_store(db.clone());
+    permissions
+        .load(tenant)
+        .await
+        .map_err(|e| CliError::Skill(format!("the permission rules could not be read: {e}")))?;
+    let gate = PolicyGate::new(
+        Arc::new(permissions),
+        Arc::new(InMemoryRateLimiter::new()),
+        Autonomy::new(db.clone(), clock.clone()),
+        AuditTrail::new(db.clone()),
+        clock,
+    );
+    let mut principal = Principal::new(tenant.clone(), crate::commands::install::user());
+    if let Some(agent) = agent {
+        principal = principal.agent(agent);
+    }
+    Ok((gate, principal))
 }

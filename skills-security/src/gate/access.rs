@@ -8,8 +8,10 @@
 //! It refuses, in this order: a skill that is not served (unknown, removed), a disabled one,
 //! a target outside the skill version's catalogued files, a principal the permission
 //! hierarchy does not let execute the skill, and, for [`SkillAction::Load`] (which runs
-//! scripts), a community skill no rule allows and a used-up rate limit (counted only when
-//! allowed, as [`PolicyGate::check`] counts). Every decision, allowed or denied, is appended
+//! scripts), a used-up rate limit (counted only when allowed, as [`PolicyGate::check`]
+//! counts). A load's scripts still run only after a person approves each (the
+//! `ScriptRunner`'s approvals); an agent's autonomous step is [`PolicyGate::check`]'s, which
+//! also runs a community skill only by rule. Every decision, allowed or denied, is appended
 //! to the tenant's audit chain before it returns, with the action, target, client, the
 //! skill's version digest and the deciding rule; an append that fails is an error and
 //! nothing may be handed out (fail closed). [`PolicyGate::allow_all`] still refuses what is
@@ -286,15 +288,6 @@ impl PolicyGate {
         }
         if request.action != SkillAction::Load {
             return Ok(Ok(()));
-        }
-        if resolved.can_execute.rule.is_none() && state.info.trust == TrustLevel::Community {
-            return Ok(Err((
-                DenyCode::NotPermitted,
-                format!(
-                    "`{id}` is a community skill (or one whose trust is unknown): its scripts run only where a permission rule allows it to execute"
-                ),
-                None,
-            )));
         }
         let key = RateKey {
             tenant: request.principal.tenant.clone(),
