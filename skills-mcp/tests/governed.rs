@@ -573,3 +573,106 @@ async fn a_session_approval_stays_with_its_connection() {
         "client A's session approval ran B's script"
     );
 }
+
+/// Every door of the server, in one table: for a skill disabled in the store after the
+/// server started, each refuses and each writes one denial record.
+#[tokio::test]
+async fn every_door_refuses_a_disabled_skill_and_records_it() {
+    let (store, id) = assigned_store().await;
+    let (gate, audit) = recording_gate();
+    let scratch = tempfile::tempdir().unwrap();
+    let sandbox = Arc::new(ScriptedSandbox::new());
+    let always = Arc::new(YesOnceForTheSession(AtomicUsize::new(0)));
+    let parts = LoadSkillParts::new(
+        sandbox.clone(),
+        Arc::new(Approvals::new(always)),
+        SessionScope::new("acme", "chat-1"),
+        TrustLevel::User,
+        scratch.path(),
+    );
+    let server = SkillsMcpServer::for_agent(store.clone(), acme(), "agent-7")
+        .gate(gate, Principal::new(acme(), "alice").agent("agent-7"))
+        .load_skill(parts)
+        .build()
+        .await
+        .unwrap();
+    let source = connect(server).await;
+    let off = SkillUpdate {
+        enabled: Some(false),
+        ..SkillUpdate::default()
+    };
+    store.update_skill(&acme(), &id, off).await.unwrap();
+
+    type Door = fn(&McpSkillSource) -> futures::future::BoxFuture<'_, bool>;
+    // Each door answers whether it refused.
+    let doors: [(&str, Door); 6] = [
+        ("skills/get", |s| {
+            Box::pin(async move {
+                s.peer()
+                    .get_skill(GetSkillRequestParams::new("skill://greeter/SKILL.md"))
+                    .await
+                    .is_err()
+            })
+        }),
+        ("resources/read", |s| {
+            Box::pin(async move { read(s, "skill://greeter/notes.md").await.is_err() })
+        }),
+        ("resources/directory/read", |s| {
+            Box::pin(async move {
+                s.peer()
+                    .read_resource_directory(rmcp::model::ReadResourceDirectoryRequestParams::new(
+                        "skill://greeter",
+                    ))
+                    .await
+                    .is_err()
+            })
+        }),
+        ("use_skill", |s| {
+            Box::pin(async move {
+                call(s, "use_skill", serde_json::json!({"skill_name": "greeter"}))
+                    .await
+                    .is_error
+                    == Some(true)
+            })
+        }),
+        ("read_skill_file", |s| {
+            Box::pin(async move {
+                call(
+                    s,
+                    "read_skill_file",
+                    serde_json::json!({"skill_name": "greeter", "path": "notes.md"}),
+                )
+                .await
+                .is_error
+                    == Some(true)
+            })
+        }),
+        ("load_skill", |s| {
+            Box::pin(async move {
+                call(
+                    s,
+                    "load_skill",
+                    serde_json::json!({"skill_name": "greeter"}),
+                )
+                .await
+                .is_error
+                    == Some(true)
+            })
+        }),
+    ];
+    for (door, refused) in doors {
+        let before = records(&audit, &acme()).await.len();
+        assert!(refused(&source).await, "{door} served a disabled skill");
+        let recorded = records(&audit, &acme()).await;
+        assert_eq!(recorded.len(), before + 1, "{door} wrote no record");
+        let last = recorded.last().unwrap();
+        assert!(
+            !last.success && code(last) == "disabled",
+            "{door}: {last:?}"
+        );
+    }
+    assert!(
+        sandbox.requests().is_empty(),
+        "a disabled skill's script ran"
+    );
+}
