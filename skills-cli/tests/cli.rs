@@ -1609,3 +1609,106 @@ fn run_is_decided_by_the_gate_and_recorded_with_its_true_outcome() {
         rows[before]
     );
 }
+
+/// From outside, as a hostile client would: FastMCP's client (PyPI `fastmcp`, from
+/// `SKILLS_MCP_PYTHON`) drives `skills serve --stdio` over a store. Hidden, vendored and
+/// escaping paths and a lookalike name are refused through resources and tools alike; a
+/// `skills disable` run by another process while the client stays connected refuses the
+/// next read; every refusal is on the chain (`skills audit list`).
+#[test]
+fn a_hostile_fastmcp_client_gets_nothing_uncatalogued_and_sees_a_disable_at_once() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(python) = skills_testenv::mcp_python() else {
+        return;
+    };
+    let home = tempdir();
+    let root = tempdir();
+    let store = root.path().join("skills.db");
+    let skill = hello_skill(root.path(), "greeter");
+    write(&skill.join(".env"), "API_TOKEN=s3cret\n");
+    write(
+        &skill.join(".git/config"),
+        "url = https://x:ghp_token@example.invalid/r.git\n",
+    );
+    write(
+        &skill.join("node_modules/pad/index.js"),
+        "module.exports = 1;\n",
+    );
+    write(&root.path().join("secret.txt"), "top secret\n");
+    for args in [
+        &["--store", s(&store), "install", s(&skill)][..],
+        &["--store", s(&store), "assign", "greeter"],
+    ] {
+        let run = skills_in(home.path(), args);
+        assert_eq!(run.code, 0, "{args:?}: {}{}", run.stdout, run.stderr);
+    }
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills-mcp/tests/python/hostile_client.py");
+    let mut client = Command::new(python)
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_skills"))
+        .args(["--store", s(&store), "serve", "--stdio"])
+        .env_remove("SKILLS_STORE")
+        .env("HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    let ready = lines.next().expect("the client started").unwrap();
+    assert!(ready.contains("ready"), "{ready}");
+    // Another process switches the skill off while the client stays connected.
+    let run = skills_in(home.path(), &["--store", s(&store), "disable", "greeter"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    client.stdin.take().unwrap().write_all(b"again\n").unwrap();
+    let answer: Value = serde_json::from_str(&lines.next().expect("the answer").unwrap()).unwrap();
+    let status = client.wait().unwrap();
+    assert!(status.success(), "the client failed: {answer}");
+
+    let resources = answer["resources"].as_array().unwrap();
+    assert!(
+        resources.iter().all(|r| {
+            let uri = r.as_str().unwrap();
+            !uri.contains(".env") && !uri.contains(".git") && !uri.contains("node_modules")
+        }),
+        "{resources:?}"
+    );
+    for (path, read) in answer["reads"].as_object().unwrap() {
+        assert_eq!(
+            read["served"], false,
+            "resources/read served {path}: {read}"
+        );
+    }
+    for (path, tool) in answer["tools"].as_object().unwrap() {
+        assert_eq!(
+            tool["is_error"], true,
+            "read_skill_file served {path}: {tool}"
+        );
+        let text = tool["text"].as_str().unwrap();
+        assert!(!text.contains("s3cret") && !text.contains("ghp_") && !text.contains("top secret"));
+    }
+    assert_eq!(answer["lookalike"]["served"], false);
+    assert_eq!(answer["good"]["served"], true, "{answer}");
+    assert_eq!(
+        answer["after"]["served"], false,
+        "served after the disable: {answer}"
+    );
+    assert_eq!(answer["after_tool"]["is_error"], true, "{answer}");
+
+    let listed = skills_in(
+        home.path(),
+        &["--store", s(&store), "--json", "audit", "list"],
+    );
+    let denials: Vec<Value> = listed
+        .json_lines()
+        .into_iter()
+        .filter(|l| l["outcome"] == "denied" || l["outcome"] == "deny")
+        .collect();
+    assert!(denials.len() >= 13, "{}", listed.stdout);
+    assert!(
+        denials.iter().any(|l| l["code"] == "disabled"),
+        "{}",
+        listed.stdout
+    );
+}
