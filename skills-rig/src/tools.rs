@@ -1,6 +1,6 @@
 //! A resolved catalog as rig tools: `use_skill`, `read_skill_file` and (with
 //! [`LoadSkillParts`]) `load_skill`, each call through the host's policy gate for the skill it
-//! names.
+//! names (`load_skill`'s content decision, step check and outcome record: `tools/load.rs`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,20 +9,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 use serde_json::Value;
+use skills_catalog::Resolution;
 use skills_catalog::agent_tools::{
     READ_SKILL_FILE, READ_SKILL_FILE_DESCRIPTION, SkillFileReader, USE_SKILL,
     read_skill_file_schema, use_skill_description, use_skill_schema,
 };
-use skills_catalog::{Resolution, ResolvedSkill};
 use skills_orchestrate::execute::{ApprovalAnswer, ApprovalPrompt, StepApprover};
 use skills_security::autonomy::default_risk;
 use skills_security::gate::{SkillInfo, StepApproval};
 use skills_security::sandbox::Sandbox;
 use skills_security::{
     Approvals, Classifier, Context, DataClass, DataType, Decision, PolicyGate, Principal,
-    Sanitizer, ScriptRunner, SessionScope, SourceRule, SourceRules, StepRequest, TrustLevel,
+    Sanitizer, SessionScope, SourceRule, SourceRules, StepRequest, TrustLevel,
 };
 use skills_store_traits::{SkillStore, TenantId};
+
+mod load;
 
 /// The source name tool results are classified under: skill text is public as a whole (only
 /// what the detectors find in it is hidden).
@@ -85,8 +87,11 @@ impl LoadSkillParts {
 /// `skills_orchestrate::execute::OptionApprover`) when one is set, and the gate decides again
 /// with the approver's yes for this very call (its roles, and that nobody approves their own
 /// call, are the gate's checks), and refuses without one; a gate that cannot audit its
-/// decision refuses too. (Scripts' approvals are `load_skill`'s own.) Every result passes the sanitizer at the
-/// skill's trust level before the model sees it.
+/// decision refuses too. (Scripts' approvals are `load_skill`'s own.) `load_skill` also asks
+/// the gate's content decision on the skill's state at the call before it reads or runs
+/// anything, and records the run's true outcome before it hands anything out
+/// ([`SkillTools::load_skill`]). Every result passes the sanitizer at the skill's trust level
+/// before the model sees it.
 #[derive(Clone)]
 pub struct SkillTools {
     resolution: Arc<Resolution>,
@@ -241,6 +246,20 @@ impl SkillTools {
     /// referenced files, and the output of each referenced script, run in the sandbox after
     /// one approval for the call (asked through the configured [`Approvals`]). `None` without
     /// [`LoadSkillParts`].
+    ///
+    /// Threat: instructions, files or script output handed to the model for a skill that is
+    /// disabled, removed or not permitted now (the resolution is a snapshot), with no trace
+    /// of the decision before the scripts ran, or with a run recorded as a success whatever
+    /// happened. Guarantee: before anything is read or run, the gate decides
+    /// [`SkillAction::Load`](skills_security::gate::SkillAction::Load) on the skill's state
+    /// read at the call (a stored skill's record in the store, a repo skill's directory on
+    /// disk: enabled, trust, version digest) and records it (`PolicyGate::authorize`), and
+    /// then decides the step (`PolicyGate::check`, with the approver when it asks); a denial
+    /// is a tool error and nothing runs. After the run, its true outcome (success only when
+    /// the instructions, every referenced file and every referenced script came through) is
+    /// recorded with `PolicyGate::complete`, which also feeds the autonomy trust history; a
+    /// person declining the scripts is recorded as `denied` on the trail, not held against
+    /// the skill. A record that cannot be written refuses the call: nothing is handed out.
     pub fn load_skill(&self) -> Option<DynamicTool> {
         let parts = self.load.clone()?;
         let this = self.clone();
@@ -254,22 +273,7 @@ impl SkillTools {
                 let (this, parts) = (this.clone(), parts.clone());
                 Box::pin(async move {
                     let skill_name = string_arg(&args, "skill_name")?;
-                    let trust = this.guard(&skill_name, LOAD_SKILL).await?;
-                    let runner = ScriptRunner::new(
-                        parts.sandbox.as_ref(),
-                        parts.approvals.as_ref(),
-                        parts.scope.clone(),
-                        parts.trust,
-                        &parts.scratch_root,
-                    );
-                    let loaded = runner
-                        .load_skill(&this.resolution, &this.reader(), &skill_name, None)
-                        .await;
-                    Ok(ToolOutput::text(this.clean(
-                        &loaded.rendered,
-                        trust,
-                        LOAD_SKILL,
-                    )?))
+                    this.load(&parts, &skill_name).await
                 })
             },
         ))
@@ -281,8 +285,12 @@ impl SkillTools {
     async fn guard(&self, name: &str, tool: &str) -> Result<TrustLevel, ToolExecutionError> {
         match self.resolution.find(name) {
             Some(skill) => {
-                self.authorize(skill, tool).await?;
-                Ok(TrustLevel::of_skill(skill.trust_level.as_deref()))
+                let trust = TrustLevel::of_skill(skill.trust_level.as_deref());
+                let info = SkillInfo::new(&skill.id, &skill.source_ref, trust, default_risk(trust));
+                let call = self.calls.fetch_add(1, Ordering::Relaxed);
+                self.step(info, format!("rig/{tool}/{}#{call}", skill.id), tool)
+                    .await?;
+                Ok(trust)
             }
             None => Ok(TrustLevel::Community),
         }
@@ -306,12 +314,16 @@ impl SkillTools {
             .text)
     }
 
-    /// The gate's decision for `skill`; anything but `Allow` refuses the call.
-    async fn authorize(&self, skill: &ResolvedSkill, tool: &str) -> Result<(), ToolExecutionError> {
-        let trust = TrustLevel::of_skill(skill.trust_level.as_deref());
-        let info = SkillInfo::new(&skill.id, &skill.source_ref, trust, default_risk(trust));
+    /// The gate's decision for the step `execution_id` running the skill `info` describes;
+    /// anything but `Allow` (after the approver's yes, when the gate asks) refuses the call.
+    async fn step(
+        &self,
+        info: SkillInfo,
+        execution_id: String,
+        tool: &str,
+    ) -> Result<(), ToolExecutionError> {
+        let skill_id = info.id().to_owned();
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
-        let execution_id = format!("rig/{tool}/{}#{call}", skill.id);
         let mut request = StepRequest::new(self.principal.clone(), info, execution_id.clone());
         request.tool = Some(tool.to_owned());
         let (reason, options, approver_roles) = match self.gate.check(&request).await {
@@ -322,22 +334,22 @@ impl SkillTools {
                 approver_roles,
                 ..
             }) => (reason, options, approver_roles),
-            Ok(Decision::Deny { reason, .. }) => return Err(denied(&skill.id, &reason)),
+            Ok(Decision::Deny { reason, .. }) => return Err(denied(&skill_id, &reason)),
             Err(e) => return Err(check_failed(&e)),
         };
         let Some(approver) = &self.approver else {
             return Err(ToolExecutionError::refused(format!(
                 "skill `{}` needs approval: {reason}",
-                skill.id
+                skill_id
             )));
         };
         let prompt = ApprovalPrompt::new(
             format!("{tool}#{call}"),
-            skill.id.clone(),
+            skill_id.clone(),
             execution_id.clone(),
             reason.clone(),
         )
-        .briefing(format!("the model calls `{tool}` for skill `{}`", skill.id))
+        .briefing(format!("the model calls `{tool}` for skill `{}`", skill_id))
         .options(options)
         .approver_roles(approver_roles);
         let by = match approver.approve(&prompt).await {
@@ -349,7 +361,7 @@ impl SkillTools {
                 }
                 return Err(ToolExecutionError::refused(format!(
                     "skill `{}`: approval refused ({reason})",
-                    skill.id
+                    skill_id
                 )));
             }
         };
@@ -359,9 +371,9 @@ impl SkillTools {
             Ok(Decision::Allow { .. }) => Ok(()),
             Ok(Decision::AskApproval { reason, .. }) => Err(ToolExecutionError::refused(format!(
                 "skill `{}`: the approval given was not enough: {reason}",
-                skill.id
+                skill_id
             ))),
-            Ok(Decision::Deny { reason, .. }) => Err(denied(&skill.id, &reason)),
+            Ok(Decision::Deny { reason, .. }) => Err(denied(&skill_id, &reason)),
             Err(e) => Err(check_failed(&e)),
         }
     }
