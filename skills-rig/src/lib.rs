@@ -4,7 +4,7 @@
 //! |---|---|
 //! | [`RigLlm`] | the orchestrator's `LlmClient` over any rig completion model (`DynModel<Completion>`), so skill selection, instruction steps and synthesis run on whatever provider rig supports |
 //! | [`preamble`] | the Agent Skills catalog block (`<available_skills>`) for a rig agent's preamble, within a character or token budget |
-//! | [`SkillTools`] | a resolved catalog as rig tools (`use_skill`, `read_skill_file`, and `load_skill` with [`LoadSkillParts`]: scripts approved through the host's `Approvals`, for example over the option runtime, and run in its sandbox), every call decided by the host's `PolicyGate` for the skill it names; `load_skill` asks `authorize` (`SkillAction::Load`) on the skill's state at the call before anything runs and records the run's true outcome with `complete` before anything is handed out |
+//! | [`SkillTools`] | a resolved catalog as rig tools (`use_skill`, `read_skill_file`, and `load_skill` with [`LoadSkillParts`]: scripts approved through the host's `Approvals`, for example over the option runtime, and run in its sandbox), every call decided by the host's `PolicyGate` for the skill it names; `load_skill` asks `authorize` (`SkillAction::Activate`, the content decision; the step's `check` counts the run) on the skill's state at the call before anything runs and records the run's true outcome with `complete` before anything is handed out |
 //!
 //! The library picks no runtime: rig's model future is awaited on the caller's executor.
 

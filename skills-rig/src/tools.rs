@@ -251,7 +251,7 @@ impl SkillTools {
     /// disabled, removed or not permitted now (the resolution is a snapshot), with no trace
     /// of the decision before the scripts ran, or with a run recorded as a success whatever
     /// happened. Guarantee: before anything is read or run, the gate decides
-    /// [`SkillAction::Load`](skills_security::gate::SkillAction::Load) on the skill's state
+    /// [`SkillAction::Activate`](skills_security::gate::SkillAction::Activate) on the skill's state
     /// read at the call (a stored skill's record in the store, a repo skill's directory on
     /// disk: enabled, trust, version digest) and records it (`PolicyGate::authorize`), and
     /// then decides the step (`PolicyGate::check`, with the approver when it asks); a denial

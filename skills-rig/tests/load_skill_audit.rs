@@ -1,5 +1,5 @@
 //! `load_skill` through the gate (issue 34, finding 7): the content decision
-//! (`PolicyGate::authorize` with `SkillAction::Load`, the skill's state read at the call) is
+//! (`PolicyGate::authorize` with `SkillAction::Activate`, the skill's state read at the call) is
 //! on the audit chain before anything runs; the run's true outcome is recorded after it
 //! (`PolicyGate::complete`, which also feeds the autonomy trust history); a refusal runs
 //! nothing; and a record that cannot be written refuses the call.
@@ -87,9 +87,9 @@ fn records(trail: &AuditTrail) -> Vec<AuditRecord> {
     .collect()
 }
 
-/// The access decision `load_skill` must ask for: a record flagged `action:load`.
+/// The access decision `load_skill` must ask for: a record flagged `action:activate`.
 fn is_load_decision(record: &AuditRecord) -> bool {
-    record.security_flags.iter().any(|f| f == "action:load")
+    record.security_flags.iter().any(|f| f == "action:activate")
 }
 
 /// The run's own record: the skill's, and not a policy decision.
@@ -221,12 +221,15 @@ fn checked_gate(trail: AuditTrail, allowed: bool) -> PolicyGate {
     permissions.set_rules(
         &TenantId::new("acme"),
         vec![
+            // One load a day: a load must count once, not once for the content decision
+            // and again for the step.
             PermissionRule::new(
                 "probe-rule",
                 Scope::Organization,
                 Target::Skill("probe".into()),
             )
-            .execute(allowed),
+            .execute(allowed)
+            .max_per_day(1),
         ],
     );
     PolicyGate::new(

@@ -7,8 +7,9 @@
 //! happened, so the autonomy trust history learns from runs that failed. Guarantee, in
 //! order: (1) the skill's state is read at the call (a stored skill's record and files from
 //! the store, a repo skill's directory from disk) and `PolicyGate::authorize` decides
-//! [`SkillAction::Load`] on it, recording the decision before it returns; (2) the step is
-//! decided by `PolicyGate::check` (and the approver, when the gate asks), as for the other
+//! [`SkillAction::Activate`] on it (the content decision; the run's caps, approvals and
+//! community rule are the step's, so a load is counted once), recording the decision before
+//! it returns; (2) the step is decided by `PolicyGate::check` (and the approver, when the gate asks), as for the other
 //! tools; (3) only then does `ScriptRunner::load_skill` read and run anything; (4) the
 //! outcome is recorded — `PolicyGate::complete` for a success or a failure (a script that
 //! failed, was refused or could not run, an unreadable instruction or reference file), the
@@ -206,7 +207,7 @@ impl SkillTools {
         current: Option<&Current>,
     ) -> Result<Permit, Refusal> {
         let mut request =
-            AccessRequest::new(self.principal.clone(), SkillAction::Load, id, SKILL_MD)
+            AccessRequest::new(self.principal.clone(), SkillAction::Activate, id, SKILL_MD)
                 .client(format!("rig:{}/{}", parts.scope.world, parts.scope.chat));
         if let Some(current) = current {
             request = request

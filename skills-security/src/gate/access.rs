@@ -221,8 +221,14 @@ pub enum Access {
 type Refusal = (DenyCode, String, Option<String>);
 
 impl PolicyGate {
-    /// Decides whether `request` may be handed out, records the decision, and returns it;
-    /// see the [module docs](self) for the order of the checks.
+    /// Decides whether `request` may be handed out, records the decision, and returns it.
+    ///
+    /// Refused, in this order: a skill not served (`unknown_skill`), a disabled one
+    /// (`disabled`), a target the skill version does not catalogue (`not_catalogued`), a
+    /// principal the permission rules do not let execute it (`not_permitted`, with the
+    /// rule), and for [`SkillAction::Load`] a used-up cap (`rate_limited`, counted only when
+    /// allowed). Every decision is appended to the tenant's audit chain before it returns;
+    /// an append that fails is an error, and nothing may be handed out.
     pub async fn authorize(&self, request: &AccessRequest) -> Result<Access, GateError> {
         let decided = self.decide_access(request).await?;
         let entry = self.audit_access(request, &decided).await?;
