@@ -187,13 +187,12 @@ pub struct Resolution {
 
 impl Resolution {
     /// The entry `query` names: a case-insensitive match on id (slug) first, then on name;
-    /// the winner of a clash.
+    /// only winners match, so a shadowed entry is never reached, by its id or by its name.
     pub fn find(&self, query: &str) -> Option<&ResolvedSkill> {
         let query = query.trim().to_lowercase();
-        self.skills
-            .iter()
+        self.winners()
             .find(|s| s.id.to_lowercase() == query)
-            .or_else(|| self.skills.iter().find(|s| s.name.to_lowercase() == query))
+            .or_else(|| self.winners().find(|s| s.name.to_lowercase() == query))
     }
 
     /// The entries that are not shadowed.
@@ -464,7 +463,41 @@ pub fn merge(stored: Vec<ResolvedSkill>, repo: Vec<ResolvedSkill>) -> Resolution
 
 #[cfg(test)]
 mod tests {
-    use super::{client_fields, parsed_client_fields};
+    use super::{client_fields, merge, parsed_client_fields, repo_entry};
+
+    #[test]
+    fn a_shadowed_entry_is_not_found_by_its_name() {
+        let dir = std::env::temp_dir().join(format!("resolve-shadow-{}", std::process::id()));
+        for (sub, body) in [("a/notes", "The winner."), ("b/notes", "The shadowed one.")] {
+            let skill_dir = dir.join(sub);
+            std::fs::create_dir_all(&skill_dir).ok();
+            std::fs::write(
+                skill_dir.join("SKILL.md"),
+                format!("---\nname: notes\ndescription: {body}\n---\nx\n"),
+            )
+            .ok();
+        }
+        let load = |sub: &str| {
+            skills_core::Skill::load(dir.join(sub), &skills_core::LoadOptions::default())
+                .map(|skill| repo_entry(&skill))
+        };
+        let (Ok(winner), Ok(mut other)) = (load("a/notes"), load("b/notes")) else {
+            panic!("the skills load");
+        };
+        // A host's entry whose name differs from its id, shadowed by the winner's id.
+        other.name = "legacy-notes".into();
+        let resolution = merge(Vec::new(), vec![winner, other]);
+        assert!(resolution.skills.iter().any(|s| s.shadowed));
+        assert_eq!(
+            resolution.find("notes").map(|s| s.description.as_str()),
+            Some("The winner.")
+        );
+        assert!(
+            resolution.find("legacy-notes").is_none(),
+            "the shadowed entry answered"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn the_fast_path_answers_what_parsing_answers() {
