@@ -24,7 +24,7 @@ use skills_core::{LoadOptions, load_skill_dir};
 use skills_security::audit::sha256_hex;
 use skills_security::autonomy::{Outcome as RunOutcome, RiskLevel};
 use skills_security::gate::{
-    Access, AccessRequest, PolicyGate, SkillAction, SkillInfo, SkillState,
+    Access, AccessRequest, DenyCode, PolicyGate, SkillAction, SkillInfo, SkillState,
 };
 use skills_security::permissions::Principal;
 use skills_security::sandbox::Status as SandboxStatus;
@@ -195,7 +195,10 @@ async fn decide(
         .client(format!("cli:{}", std::process::id()));
     match gate.authorize(&request).await.map_err(audit_failed)? {
         Access::Granted(_) => Ok(Ok(())),
-        Access::Denied { code, .. } if code.as_str() == "disabled" => Err(CliError::Disabled(id)),
+        Access::Denied {
+            code: DenyCode::Disabled,
+            ..
+        } => Err(CliError::Disabled(id)),
         Access::Denied {
             code, reason, rule, ..
         } => Ok(Err((

@@ -55,6 +55,8 @@ pub(crate) struct Granted {
     pub(crate) served: Arc<Served>,
     pub(crate) id: String,
     pub(crate) text: Option<Arc<str>>,
+    /// The decision the content was handed out under (held with it, never made up: only
+    /// the gate constructs one).
     #[allow(dead_code)]
     pub(crate) permit: Permit,
 }
