@@ -336,7 +336,7 @@ async fn daily_caps_and_gate_limits_count_only_allowed_steps() {
         s.gate.check(&step("e0")).await.unwrap(),
         Decision::AskApproval { .. }
     ));
-    let approved = step("e0").with_approval(StepApproval::new("e0", "alice"));
+    let approved = step("e0").with_approval(StepApproval::for_step(&step("e0"), "alice"));
     assert!(matches!(
         s.gate.check(&approved).await.unwrap(),
         Decision::Allow { .. }
@@ -490,12 +490,12 @@ async fn rule_approvals_need_an_approver_role_and_this_execution() {
         options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
         ["once", "no"]
     );
-    let no_role = step("a1").with_approval(StepApproval::new("a1", "bob"));
+    let no_role = step("a1").with_approval(StepApproval::for_step(&step("a1"), "bob"));
     assert!(matches!(
         s.gate.check(&no_role).await.unwrap(),
         Decision::AskApproval { .. }
     ));
-    let other_step = step("a1").with_approval(StepApproval::new("a9", "carol"));
+    let other_step = step("a1").with_approval(StepApproval::for_step(&step("a9"), "carol"));
     assert!(matches!(
         s.gate.check(&other_step).await.unwrap(),
         Decision::Deny {
@@ -504,7 +504,7 @@ async fn rule_approvals_need_an_approver_role_and_this_execution() {
         }
     ));
     // Carol's roles come from the host's directory, not from her approval.
-    let carol = step("a1").with_approval(StepApproval::new("a1", "carol"));
+    let carol = step("a1").with_approval(StepApproval::for_step(&step("a1"), "carol"));
     let Decision::AskApproval { reason, .. } = s.gate.check(&carol).await.unwrap() else {
         panic!("carol holds no role yet")
     };
@@ -554,7 +554,7 @@ async fn every_binding_role_list_must_be_satisfied() {
             .unwrap();
     }
     approvers.grant("acme", "bob", "team-lead");
-    let bob = step("n1").with_approval(StepApproval::new("n1", "bob"));
+    let bob = step("n1").with_approval(StepApproval::for_step(&step("n1"), "bob"));
     let Decision::AskApproval { reason, .. } = gate.check(&bob).await.unwrap() else {
         panic!("bob holds only the team's role, not the organisation's")
     };
@@ -574,7 +574,7 @@ async fn every_binding_role_list_must_be_satisfied() {
     ]);
     trusted(&s, "pdf").await;
     s.approvers.grant("acme", "carol", "team-lead");
-    let carol = step("n2").with_approval(StepApproval::new("n2", "carol"));
+    let carol = step("n2").with_approval(StepApproval::for_step(&step("n2"), "carol"));
     assert!(matches!(
         s.gate.check(&carol).await.unwrap(),
         Decision::AskApproval { .. }
@@ -590,13 +590,13 @@ async fn nobody_approves_their_own_step_unless_a_rule_says_so() {
     let s = setup(vec![rule()]);
     trusted(&s, "pdf").await;
     // Alice asked for the step (she is the principal); her own yes is not enough.
-    let own = step("s1").with_approval(StepApproval::new("s1", "alice"));
+    let own = step("s1").with_approval(StepApproval::for_step(&step("s1"), "alice"));
     let Decision::AskApproval { reason, .. } = s.gate.check(&own).await.unwrap() else {
         panic!("self-approval accepted")
     };
     assert!(reason.contains("cannot also approve it"), "{reason}");
     // Anyone else's is (the rule names no roles).
-    let bob = step("s1").with_approval(StepApproval::new("s1", "bob"));
+    let bob = step("s1").with_approval(StepApproval::for_step(&step("s1"), "bob"));
     assert!(matches!(
         s.gate.check(&bob).await.unwrap(),
         Decision::Allow { .. }
@@ -820,7 +820,7 @@ async fn a_decision_that_cannot_be_audited_is_an_error() {
         AuditTrail::new(Arc::new(Broken)),
         clock,
     );
-    let approved = step("x").with_approval(StepApproval::new("x", "alice"));
+    let approved = step("x").with_approval(StepApproval::for_step(&step("x"), "alice"));
     assert!(gate.check(&approved).await.is_err());
 }
 
@@ -887,7 +887,7 @@ async fn approvals_the_gate_asks_for_are_kept_as_records_that_survive_a_restart(
             .len(),
         2
     );
-    let approved = step("e1").with_approval(StepApproval::new("e1", "bob"));
+    let approved = step("e1").with_approval(StepApproval::for_step(&step("e1"), "bob"));
     assert!(matches!(
         second.check(&approved).await.unwrap(),
         Decision::Allow { .. }

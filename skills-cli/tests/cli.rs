@@ -1712,3 +1712,116 @@ fn a_hostile_fastmcp_client_gets_nothing_uncatalogued_and_sees_a_disable_at_once
         listed.stdout
     );
 }
+
+/// Runs `skills` with `args` through `sh -c '{prefix} skills ARGS'`, under `script(1)` (a
+/// pseudo-terminal as the controlling terminal, `typed` typed on it) when `terminal`, else
+/// in a new session without one (`setsid`), `typed` on standard input. `None` (skipped)
+/// where `script` or `setsid` is missing, except under CI.
+fn skills_in_a_shell(
+    home: &Path,
+    terminal: bool,
+    prefix: &str,
+    args: &[&str],
+    typed: &str,
+) -> Option<Run> {
+    for tool in ["/usr/bin/script", "/usr/bin/setsid"] {
+        if !Path::new(tool).exists() {
+            return skills_testenv::skip_or_fail(
+                isolation_required(),
+                "the CLI's terminal prompts",
+                &format!("{tool} is missing, so terminals cannot be given or taken away"),
+                "install bsdutils and util-linux",
+            );
+        }
+    }
+    let mut command = format!("{prefix} {}", env!("CARGO_BIN_EXE_skills"));
+    for arg in args {
+        command.push_str(&format!(" '{}'", arg.replace('\'', r"'\''")));
+    }
+    let mut child = if terminal {
+        let mut c = Command::new("/usr/bin/script");
+        c.args(["-qec", &command, "/dev/null"]);
+        c
+    } else {
+        let mut c = Command::new("/usr/bin/setsid");
+        c.args(["-w", "/bin/sh", "-c", &command]);
+        c
+    };
+    let mut child = child
+        .env_remove("SKILLS_STORE")
+        .env_remove("SKILLS_TENANT")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(typed.as_bytes()).unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    Some(Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+/// The `skills run` result line in `run`'s output (a terminal mixes in the prompt).
+fn run_result(run: &Run) -> Value {
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("{\"decision\""))
+        .unwrap_or_else(|| panic!("no result in {:?} {:?}", run.stdout, run.stderr));
+    serde_json::from_str(line.trim()).unwrap()
+}
+
+/// Issue 34, finding 11: a yes on standard input is not a person's yes. Without a
+/// controlling terminal (a new session), a piped `y`, or a `y` typed on a terminal that is
+/// standard input but not the controlling terminal, is the default no; on a controlling
+/// terminal a `y` piped into standard input does not answer the question either.
+#[test]
+fn a_yes_on_standard_input_does_not_approve_a_script() {
+    let home = tempdir();
+    let root = tempdir();
+    let skill = hello_skill(root.path(), "greeter");
+    let args = ["--json", "run", s(&skill), "scripts/hi.sh"];
+    let declined = |run: &Run, what: &str| {
+        let value = run_result(run);
+        assert_eq!(value["decision"], "declined", "{what}: {value}");
+        assert_eq!(value["status"], "not_run", "{what}: {value}");
+        assert_eq!(run.code, 3, "{what}: {}{}", run.stdout, run.stderr);
+    };
+    // No terminal at all: `y` piped into standard input.
+    let Some(run) = skills_in_a_shell(home.path(), false, "", &args, "y\ny\n") else {
+        return;
+    };
+    declined(&run, "piped, no terminal");
+    // Standard input is a terminal, but the process has no controlling terminal: what is
+    // typed there (by whoever holds that terminal) is not asked for.
+    let run =
+        skills_in_a_shell(home.path(), true, "exec /usr/bin/setsid -w", &args, "y\n").unwrap();
+    declined(&run, "a terminal that is not the controlling one");
+    assert!(
+        !run.stdout.contains("Run it?"),
+        "asked where nobody controls the terminal: {}",
+        run.stdout
+    );
+    // A controlling terminal, `y` piped into standard input, `n` typed on the terminal.
+    let run = skills_in_a_shell(home.path(), true, "printf 'y\\ny\\n' |", &args, "n\n").unwrap();
+    declined(&run, "piped, with a terminal");
+    // Only `--approve-all-scripts` says yes without a person.
+    let mut approve_all = args.to_vec();
+    approve_all.insert(2, "--approve-all-scripts");
+    let run = skills_in_a_shell(home.path(), false, "", &approve_all, "").unwrap();
+    assert_eq!(
+        run_result(&run)["decision"],
+        "approved_once",
+        "{}",
+        run.stdout
+    );
+}

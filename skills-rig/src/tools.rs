@@ -366,7 +366,8 @@ impl SkillTools {
             }
         };
         // The approval names this call's execution; the gate checks who gave it.
-        let request = request.with_approval(StepApproval::new(execution_id, by));
+        let approval = StepApproval::for_step(&request, by);
+        let request = request.with_approval(approval);
         match self.gate.check(&request).await {
             Ok(Decision::Allow { .. }) => Ok(()),
             Ok(Decision::AskApproval { reason, .. }) => Err(ToolExecutionError::refused(format!(

@@ -5,9 +5,11 @@
 //! Threat: a script running without a person saying yes; an approval screen that a skill's
 //! own text manipulates (escape sequences, bidi overrides, a fake prompt in a path or an
 //! argument); an approval reused for a script that changed since; a host whose approval
-//! channel hangs; a model asking for an unsandboxed run. Guarantee: [`Approvals::decide`]
+//! channel hangs; a yes from nobody in particular, or from someone the question was not
+//! put to; a model asking for an unsandboxed run. Guarantee: [`Approvals::decide`]
 //! approves only on an explicit `yes_once` or `yes_in_session` answer from the host's
-//! [`ApprovalChannel`], or on a cached `yes_in_session` in the same (world, chat, skill)
+//! [`ApprovalChannel`] ([`OptionChannel`]: given by a named person, the one it was put to
+//! when [`OptionChannel::to`] names one), or on a cached `yes_in_session` in the same (world, chat, skill)
 //! that covered every script of the request as shown (path, interpreter, SHA-256,
 //! arguments, inputs, trust level; [`ApprovalRequest::digests`]) — a changed script, or the
 //! same script with other arguments or at another trust, asks again. One request lists
@@ -26,7 +28,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Serialize;
 
-use crate::hitl::{OptionRequest, OptionRuntime};
+use crate::hitl::{AnsweredBy, OptionRequest, OptionRuntime};
 use crate::sandbox::neutralize;
 use crate::time::{ThreadTimer, Timer, timeout};
 use crate::trust::TrustLevel;
@@ -328,7 +330,9 @@ type SessionKey = (String, String, String);
 /// `hitl-option-request` (seed 004's three options, default `no`, the request itself as the
 /// event's context) that any task can answer with `OptionRuntime::submit`. The runtime's
 /// own timeout is left to [`Approvals`] (whose timeout ends the wait and expires the
-/// request).
+/// request). Only a named person's answer is a yes (the runtime refuses an answer nobody
+/// is named for); with [`to`](OptionChannel::to), only that person's, every other answer
+/// being refused by the runtime while the question waits.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -361,12 +365,19 @@ type SessionKey = (String, String, String);
 #[derive(Debug, Clone)]
 pub struct OptionChannel {
     runtime: Arc<OptionRuntime>,
+    to: Option<String>,
 }
 
 impl OptionChannel {
-    /// Asks through `runtime`.
+    /// Asks through `runtime`, anyone named answering.
     pub fn new(runtime: Arc<OptionRuntime>) -> OptionChannel {
-        OptionChannel { runtime }
+        OptionChannel { runtime, to: None }
+    }
+
+    /// Puts every question to `person` ([`OptionRequest::to`]): only their answer counts.
+    pub fn to(mut self, person: impl Into<String>) -> OptionChannel {
+        self.to = Some(person.into());
+        self
     }
 }
 
@@ -394,8 +405,17 @@ impl ApprovalChannel for OptionChannel {
         // Approvals' own timeout ends the wait first; this only bounds a lost future.
         .timeout(Duration::from_secs(24 * 3_600))
         .context(serde_json::to_value(request).unwrap_or(serde_json::Value::Null));
+        let question = match &self.to {
+            Some(person) => question.to(person.clone()),
+            None => question,
+        };
         let answer = self.runtime.request(question).await.ok()?;
-        ApprovalOption::parse(&answer.option)
+        let option = ApprovalOption::parse(&answer.option)?;
+        // A yes is a named person's (the runtime ends a request otherwise only with `no`).
+        let named = matches!(&answer.answered_by, AnsweredBy::Person { by: Some(by) }
+            if crate::hitl::names_someone(by)
+                && self.to.as_ref().is_none_or(|to| to == by));
+        (option == ApprovalOption::No || named).then_some(option)
     }
 }
 
@@ -505,199 +525,4 @@ impl Approvals {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn request(sha: &str, chat: &str) -> ApprovalRequest {
-        ApprovalRequest::new(
-            SessionScope::new("w", chat),
-            "skill\u{1b}[2J",
-            TrustLevel::Community,
-            "/s/scripts/a.sh",
-            "scripts/a.sh",
-            sha,
-            "bash --noprofile --norc",
-            &["\u{202e}x".to_owned()],
-            &[],
-        )
-    }
-
-    struct Counting(std::sync::atomic::AtomicUsize, ApprovalOption);
-
-    #[async_trait]
-    impl ApprovalChannel for Counting {
-        async fn ask(&self, _r: &ApprovalRequest) -> Option<ApprovalOption> {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Some(self.1)
-        }
-    }
-
-    #[tokio::test]
-    async fn session_approval_is_scoped_to_chat_and_hash() {
-        let channel = Arc::new(Counting(0.into(), ApprovalOption::YesInSession));
-        let gate = Approvals::new(channel.clone());
-        assert_eq!(
-            gate.decide(&request("aa", "c1")).await,
-            ApprovalDecision::ApprovedForSession
-        );
-        assert_eq!(
-            gate.decide(&request("aa", "c1")).await,
-            ApprovalDecision::ApprovedFromCache
-        );
-        assert_eq!(
-            gate.decide(&request("bb", "c1")).await,
-            ApprovalDecision::ApprovedForSession
-        );
-        assert_eq!(
-            gate.decide(&request("aa", "c2")).await,
-            ApprovalDecision::ApprovedForSession
-        );
-        assert_eq!(channel.0.load(std::sync::atomic::Ordering::SeqCst), 3);
-        gate.end_session(&SessionScope::new("w", "c1"));
-        assert_eq!(
-            gate.decide(&request("aa", "c1")).await,
-            ApprovalDecision::ApprovedForSession
-        );
-    }
-
-    fn two(first: &str, second: &str) -> ApprovalRequest {
-        let script = |name: &str, sha: &str| {
-            ApprovalScript::new(&format!("/s/{name}"), name, sha, "bash", &[], &[])
-        };
-        ApprovalRequest::for_scripts(
-            SessionScope::new("w", "c"),
-            "skill",
-            TrustLevel::User,
-            vec![
-                script("scripts/a.sh", first),
-                script("scripts/b.sh", second),
-            ],
-        )
-    }
-
-    #[tokio::test]
-    async fn a_session_answer_covers_the_set_of_digests_and_a_changed_one_asks_again() {
-        let channel = Arc::new(Counting(0.into(), ApprovalOption::YesInSession));
-        let gate = Approvals::new(channel.clone());
-        let asked = || channel.0.load(std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(
-            gate.decide(&two("aa", "bb")).await,
-            ApprovalDecision::ApprovedForSession
-        );
-        assert_eq!(asked(), 1, "one question for both scripts");
-        assert_eq!(
-            gate.decide(&two("aa", "bb")).await,
-            ApprovalDecision::ApprovedFromCache
-        );
-        // One of the two changed: the whole call asks again.
-        assert_eq!(
-            gate.decide(&two("aa", "cc")).await,
-            ApprovalDecision::ApprovedForSession
-        );
-        assert_eq!(asked(), 2);
-        // Another skill in the same chat is not covered by this skill's answer.
-        let mut other = two("aa", "bb");
-        other.skill_key = "other".into();
-        assert_eq!(
-            gate.decide(&other).await,
-            ApprovalDecision::ApprovedForSession
-        );
-        assert_eq!(asked(), 3);
-        // Nothing to approve: declined without asking.
-        let empty = ApprovalRequest::for_scripts(
-            SessionScope::new("w", "c"),
-            "skill",
-            TrustLevel::User,
-            Vec::new(),
-        );
-        assert_eq!(gate.decide(&empty).await, ApprovalDecision::Declined);
-        assert_eq!(asked(), 3);
-    }
-
-    #[tokio::test]
-    async fn a_session_answer_covers_what_was_shown_not_just_the_digest() {
-        let channel = Arc::new(Counting(0.into(), ApprovalOption::YesInSession));
-        let gate = Approvals::new(channel.clone());
-        let asked = || channel.0.load(std::sync::atomic::Ordering::SeqCst);
-        let with = |skill: &str, trust: TrustLevel, script: &str, args: &[&str]| {
-            let argv: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-            ApprovalRequest::for_scripts(
-                SessionScope::new("w", "c"),
-                skill,
-                trust,
-                vec![ApprovalScript::new(
-                    "/s/x",
-                    script,
-                    "aa",
-                    "bash",
-                    &argv,
-                    &[],
-                )],
-            )
-        };
-        let dry = with("s", TrustLevel::Community, "scripts/a.sh", &["--dry-run"]);
-        assert!(gate.decide(&dry).await.approved());
-        assert_eq!(gate.decide(&dry).await, ApprovalDecision::ApprovedFromCache);
-        assert_eq!(asked(), 1);
-        // Same bytes, other arguments, another trust level, another path, or a skill id
-        // that only looks the same once neutralised: each asks.
-        for request in [
-            with(
-                "s",
-                TrustLevel::Community,
-                "scripts/a.sh",
-                &["--delete-all"],
-            ),
-            with("s", TrustLevel::Core, "scripts/a.sh", &["--dry-run"]),
-            with("s", TrustLevel::Community, "scripts/b.py", &["--dry-run"]),
-            with(
-                "s\u{1b}[0m",
-                TrustLevel::Community,
-                "scripts/a.sh",
-                &["--dry-run"],
-            ),
-        ] {
-            assert_eq!(
-                gate.decide(&request).await,
-                ApprovalDecision::ApprovedForSession
-            );
-        }
-        assert_eq!(asked(), 5);
-    }
-
-    #[tokio::test]
-    async fn once_is_not_cached_and_no_is_no() {
-        let gate = Approvals::new(Arc::new(NonInteractive(ApprovalOption::YesOnce)));
-        assert_eq!(
-            gate.decide(&request("aa", "c")).await,
-            ApprovalDecision::ApprovedOnce
-        );
-        assert_eq!(
-            gate.decide(&request("aa", "c")).await,
-            ApprovalDecision::ApprovedOnce
-        );
-        let gate = Approvals::new(Arc::new(NonInteractive::default()));
-        assert_eq!(
-            gate.decide(&request("aa", "c")).await,
-            ApprovalDecision::Declined
-        );
-        assert_eq!(
-            Approvals::without_channel()
-                .decide(&request("aa", "c"))
-                .await,
-            ApprovalDecision::NoChannel
-        );
-    }
-
-    #[test]
-    fn skill_text_is_neutralised() {
-        let r = request("aa", "c");
-        assert_eq!(r.skill, "skill");
-        assert_eq!(r.scripts[0].argv, ["\\u{202e}x"]);
-        assert_eq!(
-            ApprovalOption::parse("yes_in_session"),
-            Some(ApprovalOption::YesInSession)
-        );
-        assert_eq!(ApprovalOption::parse("YES"), None);
-    }
-}
+mod tests;

@@ -6,16 +6,23 @@
 //! gives it an id unique in its world, emits it as a serializable `hitl-option-request`
 //! [`OptionEvent`] to the host's [`OptionEvents`] (which forwards it to its UI), lists it in
 //! [`pending`](OptionRuntime::pending), and waits. Whoever holds the answer calls
-//! [`submit`](OptionRuntime::submit) with the world and id.
+//! [`submit`](OptionRuntime::submit) with the world and id, and says who answered; a
+//! request may be put to one party ([`OptionRequest::to`]).
 //!
 //! Threat: a run hanging on a request nobody answers; a late, repeated or forged answer
-//! deciding something; an answer naming an option that was never offered; a host forced
-//! onto one async runtime. Guarantee: a request ends exactly once, by the first of an
-//! answer naming one of its options, its timeout (its default, measured on the host's
-//! [`Timer`]), or its requester dropping the wait; a second answer, an answer to an unknown
-//! or ended id, or an option not offered is a typed [`HitlError`] and changes nothing; in
-//! non-interactive mode every request ends at once with its default. Nothing here picks a
-//! runtime.
+//! deciding something; an answer nobody can be named for, or from someone the question
+//! was not put to (any task that learns a request id could otherwise answer it); an answer
+//! naming an option that was never offered; a host forced onto one async runtime.
+//! Guarantee: a request ends exactly once, by the first of an answer from a named party
+//! (the one it was put to, when it names one) naming one of its options, its timeout (its
+//! default, measured on the host's [`Timer`]), or its requester dropping the wait; the
+//! answer records who gave it ([`AnsweredBy::Person`]). An answer naming nobody (no name,
+//! an empty one, one with surrounding whitespace or control characters), from another
+//! party than the addressee, a second answer, an answer to an unknown or ended id, or an
+//! option not offered is a typed [`HitlError`] and changes nothing (a pending request
+//! stays pending); in non-interactive mode every request ends at once with its default.
+//! Nothing here picks a runtime. The runtime trusts the host's naming of the answerer:
+//! authenticating the person is the host's (its session, its chat identity).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -42,7 +49,7 @@
 //! assert_eq!(asked.option, "yes_once");
 //! assert_eq!(asked.answered_by, AnsweredBy::Person { by: Some("alice".into()) });
 //! // Answering again is an error, not a second decision.
-//! assert!(runtime.submit("acme", "req-1", "no", None).is_err());
+//! assert!(runtime.submit("acme", "req-1", "no", Some("alice")).is_err());
 //! # Ok::<(), skills_security::hitl::HitlError>(())
 //! # }).unwrap();
 //! ```
@@ -108,6 +115,8 @@ pub struct OptionRequest {
     pub timeout: Duration,
     /// Whatever the host's UI needs besides (the approval request, for instance).
     pub context: Value,
+    /// The party the question is put to (`None`: any named party may answer).
+    pub to: Option<String>,
 }
 
 impl OptionRequest {
@@ -128,6 +137,7 @@ impl OptionRequest {
             default_option: default_option.into(),
             timeout: DEFAULT_OPTION_TIMEOUT,
             context: Value::Null,
+            to: None,
         }
     }
 
@@ -168,6 +178,12 @@ impl OptionRequest {
         self
     }
 
+    /// Put to `party`: only an answer `submit`ted by `party` ends it.
+    pub fn to(mut self, party: impl Into<String>) -> Self {
+        self.to = Some(party.into());
+        self
+    }
+
     fn check(&self) -> Result<(), HitlError> {
         let invalid = |reason: &str| {
             Err(HitlError::InvalidRequest {
@@ -187,6 +203,9 @@ impl OptionRequest {
         }
         if self.request_id.as_deref() == Some("") {
             return invalid("a request id is non-empty");
+        }
+        if self.to.as_deref().is_some_and(|to| !names_someone(to)) {
+            return invalid("the party a request is put to is named");
         }
         Ok(())
     }
@@ -214,6 +233,9 @@ pub struct OptionEvent {
     pub timeout_ms: u64,
     /// The request's context.
     pub context: Value,
+    /// The party it is put to, when it names one (only their answer counts).
+    #[serde(default)]
+    pub to: Option<String>,
 }
 
 /// Where requests go as they are made: the host forwards them to its UI.
@@ -226,9 +248,10 @@ pub trait OptionEvents: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AnsweredBy {
-    /// A person, through `submit` (named, when the host said who).
+    /// A person, through `submit`.
     Person {
-        /// Who answered, as the host names them.
+        /// Who answered, as the host names them: always named (`submit` refuses an answer
+        /// nobody is named for).
         by: Option<String>,
     },
     /// Nobody in time: the default.
@@ -284,6 +307,19 @@ pub enum HitlError {
         /// The id.
         id: String,
     },
+    /// The answer names nobody: no name, an empty one, or one with surrounding whitespace
+    /// or control characters.
+    #[error("an answer to request `{id}` must say who gave it")]
+    Unidentified {
+        /// The id.
+        id: String,
+    },
+    /// The answer comes from another party than the one the request was put to.
+    #[error("request `{id}` was not put to this party")]
+    NotAddressee {
+        /// The id.
+        id: String,
+    },
     /// The answer names an option the request did not offer.
     #[error("request `{id}` does not offer `{option}`")]
     OptionNotOffered {
@@ -295,7 +331,13 @@ pub enum HitlError {
 }
 
 type Key = (String, String);
-type Reply = (String, Option<String>);
+type Reply = (String, String);
+
+/// Whether `id` names a party: non-empty, without surrounding whitespace or control
+/// characters (`"alice "` is not a way to be someone other than `alice`).
+pub(crate) fn names_someone(id: &str) -> bool {
+    !id.is_empty() && id.trim() == id && !id.chars().any(char::is_control)
+}
 
 struct Pending {
     event: OptionEvent,
@@ -417,6 +459,7 @@ impl OptionRuntime {
             default_option: request.default_option.clone(),
             timeout_ms: u64::try_from(request.timeout.as_millis()).unwrap_or(u64::MAX),
             context: request.context.clone(),
+            to: request.to.clone(),
         };
         let (sender, receiver) = oneshot::channel();
         {
@@ -457,7 +500,7 @@ impl OptionRuntime {
         let answered = |(option, by): Reply| OptionAnswer {
             request_id: request_id.clone(),
             option,
-            answered_by: AnsweredBy::Person { by },
+            answered_by: AnsweredBy::Person { by: Some(by) },
         };
         let outcome = match select(receiver, self.timer.sleep(request.timeout)).await {
             Either::Left((Ok(reply), _)) => answered(reply),
@@ -480,13 +523,14 @@ impl OptionRuntime {
         Ok(outcome)
     }
 
-    /// Answers request `request_id` of `world` with `option` (`by`: who, as the host names
-    /// them). The waiting requester gets it.
+    /// Answers request `request_id` of `world` with `option` on behalf of `by` (who, as
+    /// the host names them; required). The waiting requester gets it.
     ///
     /// # Errors
     ///
-    /// [`HitlError::OptionNotOffered`] (the request stays pending),
-    /// [`HitlError::AlreadyAnswered`], [`HitlError::Expired`],
+    /// [`HitlError::Unidentified`] (checked first, whatever the id),
+    /// [`HitlError::NotAddressee`], [`HitlError::OptionNotOffered`] (in those three the
+    /// request stays pending), [`HitlError::AlreadyAnswered`], [`HitlError::Expired`],
     /// [`HitlError::UnknownRequest`].
     pub fn submit(
         &self,
@@ -495,6 +539,11 @@ impl OptionRuntime {
         option: &str,
         by: Option<&str>,
     ) -> Result<(), HitlError> {
+        let Some(by) = by.filter(|by| names_someone(by)) else {
+            return Err(HitlError::Unidentified {
+                id: request_id.to_owned(),
+            });
+        };
         let key = (world.to_owned(), request_id.to_owned());
         let mut state = self.lock();
         let Some(pending) = state.pending.get(&key) else {
@@ -511,6 +560,11 @@ impl OptionRuntime {
                 },
             });
         };
+        if pending.event.to.as_deref().is_some_and(|to| to != by) {
+            return Err(HitlError::NotAddressee {
+                id: request_id.to_owned(),
+            });
+        }
         if !pending.event.options.iter().any(|o| o.id == option) {
             return Err(HitlError::OptionNotOffered {
                 id: request_id.to_owned(),
@@ -526,9 +580,7 @@ impl OptionRuntime {
         state.end(key, Ended::Answered);
         drop(state);
         // A requester that stopped waiting in this instant has nobody to tell.
-        let _ = pending
-            .reply
-            .send((option.to_owned(), by.map(str::to_owned)));
+        let _ = pending.reply.send((option.to_owned(), by.to_owned()));
         Ok(())
     }
 

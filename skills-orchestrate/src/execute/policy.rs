@@ -111,7 +111,7 @@ impl Executor {
             }
         };
         // Who approved; the gate looks up their roles in its directory.
-        let approval = StepApproval::new(execution_id, by.clone());
+        let approval = StepApproval::for_step(&request, by.clone());
         let mut request = request.with_approval(approval);
         let regulated_approval =
             regulated.then(|| RegulatedApproval::new(execution_id, by.as_str()));

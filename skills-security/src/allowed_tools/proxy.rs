@@ -83,10 +83,12 @@ pub enum ToolCallOutcome {
         reasons: Vec<String>,
     },
     /// A person must approve this call first; call again with the same id and input and
-    /// their `StepApproval::new(approval_id, who)`.
+    /// their `StepApproval::new(approval_id, digest, who)`.
     NeedsApproval {
         /// What the approval must name: the call id bound to the tool and its input.
         approval_id: String,
+        /// What the approval must carry: the call's digest (`ToolCallRequest::digest`).
+        digest: String,
         /// Why.
         reason: String,
         /// The answers to offer.
@@ -187,6 +189,7 @@ impl GatedTools {
             } => {
                 return Ok(ToolCallOutcome::NeedsApproval {
                     approval_id: request.approval_id(),
+                    digest: request.digest(),
                     reason,
                     options,
                     approver_roles,

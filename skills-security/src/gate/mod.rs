@@ -21,6 +21,15 @@
 //!    trust history asks for one (the user approving their own agent's step, as seed 000's
 //!    part 4 has it).
 //!
+//! An approval is bound (see [`StepApproval`]): it carries the step's
+//! [`digest`](StepRequest::digest) and its approver, and a step that changed since, an
+//! approval naming nobody, one already used for a run, or any check of an execution whose
+//! approval was refused ([`record_refusal`](PolicyGate::record_refusal)) is denied
+//! ([`DenyCode::ApprovalMismatch`], [`DenyCode::ApprovalUsed`],
+//! [`DenyCode::ApprovalRefused`]). An approval is consumed before the gate answers `Allow`;
+//! if the decision then cannot be audited the step does not run and the approval stays
+//! used (ask again under a new execution id).
+//!
 //! The only gate that skips these checks is [`PolicyGate::allow_all`], a name that reads as
 //! the host's choice; it still audits every decision.
 //!
@@ -55,19 +64,21 @@
 //! let first = gate.check(&step).await?;
 //! assert!(matches!(first, Decision::AskApproval { ref reason, .. } if reason == "Initial approval required"));
 //! // ...which the framework passes back for this very execution.
-//! let approved = step.with_approval(StepApproval::new("exec-1", "alice"));
+//! let approved = step.clone().with_approval(StepApproval::for_step(&step, "alice"));
 //! assert!(matches!(gate.check(&approved).await?, Decision::Allow { .. }));
+//! // Once: the same approval again is a replay.
+//! assert!(matches!(gate.check(&approved).await?, Decision::Deny { .. }));
 //! # Ok::<(), skills_security::gate::GateError>(())
 //! # }).unwrap();
 //! ```
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use skills_store_traits::audit::{AuditEntry, AuditRecord};
 use skills_store_traits::trust::TrustRecord;
-use skills_store_traits::{Clock, UserId, UserScope};
+use skills_store_traits::{Clock, UserScope};
 
 use crate::audit::{AuditError, AuditTrail, PolicyFlag, Verdict, error_text, sha256_hex};
 use crate::autonomy::{Autonomy, Outcome, RiskLevel};
@@ -83,6 +94,7 @@ mod approvals;
 mod tool_call;
 
 pub use access::{Access, AccessRequest, Permit, SkillAction, SkillState};
+pub use approvals::StepApproval;
 pub use tool_call::ToolCallRequest;
 pub(crate) use tool_call::hash_json;
 
@@ -134,27 +146,6 @@ impl SkillInfo {
     /// Its id.
     pub fn id(&self) -> &str {
         &self.target.skill_id
-    }
-}
-
-/// A human's approval of one step. It names who approved; what roles they hold is the
-/// gate's [`ApproverDirectory`]'s to say.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct StepApproval {
-    /// The execution it approves.
-    pub execution: String,
-    /// Who approved.
-    pub approved_by: UserId,
-}
-
-impl StepApproval {
-    /// `approved_by` approves execution `execution`.
-    pub fn new(execution: impl Into<String>, approved_by: impl Into<UserId>) -> StepApproval {
-        StepApproval {
-            execution: execution.into(),
-            approved_by: approved_by.into(),
-        }
     }
 }
 
@@ -255,8 +246,13 @@ pub enum DenyCode {
     ToolDenied,
     /// A rate limit is used up.
     RateLimited,
-    /// An approval names another execution.
+    /// An approval names another execution, was given for the step as it was before it
+    /// changed (its digest), or names nobody.
     ApprovalMismatch,
+    /// The approval of this execution was refused; the refusal stands.
+    ApprovalRefused,
+    /// The approval was already used for a run (a replay).
+    ApprovalUsed,
     /// A tool call the active skill's `allowed-tools` does not list, on a host that
     /// restricts skills to their lists.
     NotInAllowedTools,
@@ -276,6 +272,8 @@ impl DenyCode {
             DenyCode::ToolDenied => "tool_denied",
             DenyCode::RateLimited => "rate_limited",
             DenyCode::ApprovalMismatch => "approval_mismatch",
+            DenyCode::ApprovalRefused => "approval_refused",
+            DenyCode::ApprovalUsed => "approval_used",
             DenyCode::NotInAllowedTools => "not_in_allowed_tools",
             DenyCode::UnknownSkill => "unknown_skill",
             DenyCode::Disabled => "disabled",
@@ -382,6 +380,7 @@ pub struct PolicyGate {
     approvers: Arc<dyn ApproverDirectory>,
     mode: Mode,
     tools: tool_call::ToolCallSettings,
+    ledger: Arc<Mutex<approvals::Ledger>>,
 }
 
 impl fmt::Debug for PolicyGate {
@@ -415,6 +414,7 @@ impl PolicyGate {
             approvers: Arc::new(InMemoryApprovers::new()),
             mode: Mode::Checked,
             tools: tool_call::ToolCallSettings::default(),
+            ledger: approvals::ledger(),
         }
     }
 
@@ -506,8 +506,8 @@ impl PolicyGate {
         {
             decision = rate_denial(limit, retry_at);
         }
+        let decision = self.bind_approval(step, decision).await?;
         self.audit(step, &decision).await?;
-        self.record_approval(step, &decision).await?;
         Ok(decision)
     }
 
@@ -580,6 +580,9 @@ impl PolicyGate {
                     None,
                 ));
             }
+        }
+        if let Some(denial) = self.approval_binding(step).await? {
+            return Ok(denial);
         }
         let mut reasons = Vec::new();
         let clearance = Clearance::for_skill(
@@ -666,42 +669,6 @@ impl PolicyGate {
             reasons.push(autonomy.reason.to_string());
         }
         Ok(Decision::Allow { reasons })
-    }
-
-    /// What is wrong with `approval` for a rule that requires approval: the requester
-    /// approving their own step (unless a rule allows it), or an approver without one of
-    /// the rule's roles in the host's directory. `None` when it is acceptable or absent.
-    async fn rule_approval_problem(
-        &self,
-        principal: &Principal,
-        approval: Option<&StepApproval>,
-        resolved: &ResolvedPermissions,
-    ) -> Result<Option<String>, GateError> {
-        let sets = resolved.approver_role_sets();
-        Ok(match approval {
-            None => None,
-            Some(a) if a.approved_by == principal.user && !resolved.self_approval.value => {
-                Some(format!(
-                    "{} asked for this step and cannot also approve it",
-                    a.approved_by
-                ))
-            }
-            Some(_) if sets.is_empty() => None,
-            Some(a) => {
-                let held = self
-                    .approvers
-                    .roles(&principal.tenant, &a.approved_by)
-                    .await?;
-                (!resolved.approver_qualifies(&held)).then(|| {
-                    let wanted: Vec<String> = sets.iter().map(|set| set.join(" or ")).collect();
-                    format!(
-                        "{} does not hold the approver roles ({})",
-                        a.approved_by,
-                        wanted.join("; and ")
-                    )
-                })
-            }
-        })
     }
 
     async fn audit(

