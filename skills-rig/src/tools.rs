@@ -287,7 +287,9 @@ impl SkillTools {
             Some(skill) => {
                 let trust = TrustLevel::of_skill(skill.trust_level.as_deref());
                 let info = SkillInfo::new(&skill.id, &skill.source_ref, trust, default_risk(trust));
-                let call = self.calls.fetch_add(1, Ordering::Relaxed);
+                // Unique beyond this process: a store keeps used approvals across restarts,
+                // and a counter alone would repeat an id that already ran.
+                let call = skills_store_traits::new_id();
                 self.step(info, format!("rig/{tool}/{}#{call}", skill.id), tool)
                     .await?;
                 Ok(trust)

@@ -247,9 +247,17 @@ mod gate_approvals {
     async fn answer(runtime: &OptionRuntime, option: &str, by: Option<&str>) {
         for _ in 0..5_000 {
             if let Some(event) = runtime.pending("acme").first() {
-                runtime
-                    .submit("acme", &event.request_id, option, by)
-                    .unwrap();
+                match runtime.submit("acme", &event.request_id, option, by) {
+                    Ok(()) => {}
+                    // An answer nobody is named for is refused and the question stays
+                    // open: a named no ends it.
+                    Err(skills_security::hitl::HitlError::Unidentified { .. }) if by.is_none() => {
+                        runtime
+                            .submit("acme", &event.request_id, "no", Some("bob"))
+                            .unwrap();
+                    }
+                    Err(e) => panic!("{e}"),
+                }
                 return;
             }
             ThreadTimer::new()
