@@ -468,7 +468,7 @@ impl PolicyGate {
 
     /// Records that the approval of `step`'s execution was refused (`by`: who, when the host
     /// knows): every later check of that execution is denied
-    /// ([`DenyCode::ApprovalRefused`](super::DenyCode::ApprovalRefused)). With a permission
+    /// ([`DenyCode::ApprovalRefused`]). With a permission
     /// store its pending record is decided refused; a record already decided, or none
     /// (the gate never asked), is left as it is, the gate still remembering the refusal.
     ///
