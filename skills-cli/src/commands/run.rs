@@ -191,7 +191,7 @@ async fn decide(
     let info = SkillInfo::new(id.as_str(), path, located.trust, RiskLevel::Medium);
     let request = AccessRequest::new(principal.clone(), SkillAction::Load, &id, script)
         .state(SkillState::new(info, digest).enabled(enabled))
-        .catalogued(catalogued || !enabled)
+        .catalogued(catalogued)
         .client(format!("cli:{}", std::process::id()));
     match gate.authorize(&request).await.map_err(audit_failed)? {
         Access::Granted(_) => Ok(Ok(())),
